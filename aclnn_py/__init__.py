@@ -1,0 +1,26 @@
+"""aclnn-py: a CPU emulator of Huawei Ascend CANN's two-phase aclnn operator API.
+
+Three layers (see README.md):
+
+- ``aclnn_py.acl``: a pyACL-compatible runtime (devices, streams, events, device memory);
+- ``aclnn_py.aclnn``: the aclnn meta API and operators under their CANN C names;
+- ``aclnn_py.functional``: NumPy in, NumPy out.
+"""
+
+from __future__ import annotations
+
+from .status import (
+    AclnnError,
+    AclnnInternalError,
+    AclnnNullPointerError,
+    AclnnParamError,
+    AclnnRuntimeError,
+    check,
+)
+
+__version__ = "0.1.0"
+
+from . import acl, aclnn, functional  # noqa: E402
+
+__all__ = ["acl", "aclnn", "functional", "check", "AclnnError", "AclnnParamError",
+           "AclnnNullPointerError", "AclnnRuntimeError", "AclnnInternalError", "__version__"]

@@ -1,0 +1,36 @@
+"""acl.rt: devices, contexts, streams, events and memory (pyACL names and returns)."""
+
+from __future__ import annotations
+
+from .. import runtime as _rt
+
+set_device = _rt.set_device
+reset_device = _rt.reset_device
+get_device = _rt.get_device
+get_device_count = _rt.get_device_count
+get_run_mode = _rt.get_run_mode
+create_context = _rt.create_context
+destroy_context = _rt.destroy_context
+set_context = _rt.set_context
+get_context = _rt.get_context
+create_stream = _rt.create_stream
+destroy_stream = _rt.destroy_stream
+synchronize_stream = _rt.synchronize_stream
+synchronize_device = _rt.synchronize_device
+malloc = _rt.malloc
+free = _rt.free
+malloc_host = _rt.malloc_host
+free_host = _rt.free_host
+memcpy = _rt.memcpy
+memcpy_async = _rt.memcpy_async
+memset = _rt.memset
+memset_async = _rt.memset_async
+get_mem_info = _rt.get_mem_info
+create_event = _rt.create_event
+destroy_event = _rt.destroy_event
+record_event = _rt.record_event
+reset_event = _rt.reset_event
+query_event_status = _rt.query_event_status
+synchronize_event = _rt.synchronize_event
+stream_wait_event = _rt.stream_wait_event
+event_elapsed_time = _rt.event_elapsed_time

@@ -1,0 +1,204 @@
+"""Configuration: environment variables, overridden by the same keys in acl.init's JSON file.
+
+Every key is documented in docs/configuration.md. Values are read when they are used, so a
+test (or a user) can change the environment between calls; the device count and memory limit
+are fixed for a device once it has been used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Optional
+
+from . import soc as _soc
+
+KEYS = (
+    "ACLNN_EMU_SOC",
+    "ACLNN_EMU_DEVICE_COUNT",
+    "ACLNN_EMU_MEM_LIMIT",
+    "ACLNN_EMU_NUM_THREADS",
+    "ACLNN_EMU_POISON",
+    "ACLNN_EMU_CHECK",
+    "ACL_LAUNCH_BLOCKING",
+)
+
+_overrides: dict[str, str] = {}
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used; the message names the key and the rule."""
+
+
+def _raw(key: str) -> Optional[str]:
+    if key in _overrides:
+        return _overrides[key]
+    return os.environ.get(key)
+
+
+def load_json(path: str) -> None:
+    """Apply the emulator keys of an acl.init JSON file (other keys are CANN's and ignored).
+
+    Raises:
+        FileNotFoundError: no such file.  json.JSONDecodeError: not JSON.
+        ConfigError: a key of ours with a bad value, or the top level is not an object.
+    """
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    data = json.loads(text) if text.strip() else {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a JSON object")
+    found = {k: str(v) for k, v in data.items() if k in KEYS}
+    previous = dict(_overrides)
+    _overrides.update(found)
+    try:
+        validate()
+    except ConfigError:
+        _overrides.clear()
+        _overrides.update(previous)
+        raise
+
+
+def clear_overrides() -> None:
+    _overrides.clear()
+
+
+def validate() -> None:
+    """Parse every key once, so that a bad value is reported early."""
+    soc_profile()
+    device_count()
+    mem_limit()
+    num_threads()
+    poison()
+    launch_blocking()
+    checks()
+
+
+def soc_profile() -> _soc.SocProfile:
+    value = _raw("ACLNN_EMU_SOC")
+    if not value:
+        return _soc.PROFILES[_soc.DEFAULT_SOC]
+    try:
+        return _soc.profile(value)
+    except ValueError as exc:
+        raise ConfigError(f"ACLNN_EMU_SOC: {exc}") from None
+
+
+def _int(key: str, default: int, minimum: int) -> int:
+    value = _raw(key)
+    if value is None or value.strip() == "":
+        return default
+    try:
+        n = int(value.strip(), 0)
+    except ValueError:
+        raise ConfigError(f"{key}={value!r} is not an integer") from None
+    if n < minimum:
+        raise ConfigError(f"{key}={n} must be at least {minimum}")
+    return n
+
+
+def device_count() -> int:
+    return _int("ACLNN_EMU_DEVICE_COUNT", 1, 1)
+
+
+_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str, key: str = "size") -> int:
+    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)i?B?\s*", str(text), re.IGNORECASE)
+    if not m:
+        raise ConfigError(f"{key}={text!r} is not a byte count (digits with an optional K/M/G/T)")
+    return int(m.group(1)) * _SUFFIX[m.group(2).upper()]
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 64 << 30
+
+
+def default_mem_limit() -> int:
+    """32 GiB (an Ascend 910B4's HBM), but never more than half of this machine's memory,
+    so that filling fresh allocations with the poison pattern cannot exhaust the host."""
+    return min(32 << 30, _physical_memory() // 2)
+
+
+def mem_limit() -> int:
+    value = _raw("ACLNN_EMU_MEM_LIMIT")
+    if value is None or value.strip() == "":
+        return default_mem_limit()
+    n = parse_size(value, "ACLNN_EMU_MEM_LIMIT")
+    if n <= 0:
+        raise ConfigError("ACLNN_EMU_MEM_LIMIT must be greater than 0")
+    return n
+
+
+def num_threads() -> int:
+    return _int("ACLNN_EMU_NUM_THREADS", len(os.sched_getaffinity(0))
+                if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 1)
+
+
+def poison() -> tuple[bool, int]:
+    """(enabled, byte). The default 0xFF reads as NaN in every float type."""
+    value = _raw("ACLNN_EMU_POISON")
+    if value is None or value.strip() == "":
+        return True, 0xFF
+    v = value.strip().lower()
+    if v in ("off", "0x", "none", "no", "false"):
+        return False, 0
+    try:
+        byte = int(v, 0)
+    except ValueError:
+        raise ConfigError(f"ACLNN_EMU_POISON={value!r}: expected a byte value (0-255) or 'off'") \
+            from None
+    if not 0 <= byte <= 255:
+        raise ConfigError(f"ACLNN_EMU_POISON={value!r}: a byte value must be 0-255")
+    return True, byte
+
+
+def launch_blocking() -> bool:
+    value = _raw("ACL_LAUNCH_BLOCKING")
+    if value is None:
+        return False
+    v = value.strip().lower()
+    if v in ("", "0", "false", "no", "off"):
+        return False
+    if v in ("1", "true", "yes", "on"):
+        return True
+    raise ConfigError(f"ACL_LAUNCH_BLOCKING={value!r}: expected 0 or 1")
+
+
+# Opt-in checkers. None is implemented yet (the race checker is planned); asking for one is an
+# error rather than a silent no-op.
+KNOWN_CHECKS: frozenset = frozenset()
+
+
+def checks() -> frozenset:
+    value = _raw("ACLNN_EMU_CHECK")
+    if not value:
+        return frozenset()
+    items = {v.strip().lower() for v in value.split(",") if v.strip()}
+    items.discard("off")
+    unknown = items - KNOWN_CHECKS
+    if unknown:
+        raise ConfigError(
+            f"ACLNN_EMU_CHECK: checker(s) {sorted(unknown)} not available in this version; "
+            f"available: {sorted(KNOWN_CHECKS) or 'none'}"
+        )
+    return frozenset(items)
+
+
+def describe() -> dict[str, Any]:
+    """The effective configuration (for the CLI and docs)."""
+    enabled, byte = poison()
+    return {
+        "ACLNN_EMU_SOC": soc_profile().name,
+        "ACLNN_EMU_DEVICE_COUNT": device_count(),
+        "ACLNN_EMU_MEM_LIMIT": mem_limit(),
+        "ACLNN_EMU_NUM_THREADS": num_threads(),
+        "ACLNN_EMU_POISON": f"0x{byte:02x}" if enabled else "off",
+        "ACLNN_EMU_CHECK": ",".join(sorted(checks())) or "off",
+        "ACL_LAUNCH_BLOCKING": int(launch_blocking()),
+    }

@@ -1,0 +1,140 @@
+"""NumPy in, NumPy out: each call runs the operator's two phases on a private stream.
+
+The functional layer runs the same checks, plans and kernels as ``aclnn_py.aclnn``, with the wider
+dtype lists of shared/design/API.md §6 (float64 for every op, any float ``out_dtype``). Inputs may
+be float16, float32, float64 or ``ml_dtypes.bfloat16`` arrays; a non-contiguous array travels as a
+strided tensor over a device copy of the memory it spans (no hidden host-side copy), and the
+operator's own Contiguous step gathers it. Failures raise :class:`aclnn_py.AclnnError` subclasses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes, ops
+from . import executor as _ex
+from . import runtime as rt
+from ._C import lib
+from .status import check
+from .tensor import aclTensor
+
+__all__ = ["softmax_backward"]
+
+
+def _acl_dtype(api: str, what: str, dtype) -> int:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{api}: {what} {dtype!r} is not a NumPy dtype") from None
+    value = dtypes.from_numpy(dt)
+    if value is None:
+        raise TypeError(f"{api}: {what} {dt} has no aclDataType equivalent")
+    return value
+
+
+class _Device:
+    """Device buffers of one functional call, all freed at the end."""
+
+    def __init__(self, api: str):
+        self.api = api
+        self.ptrs: list[int] = []
+
+    def alloc(self, nbytes: int) -> int:
+        ptr, ret = rt.device_alloc(self.api, 0, max(int(nbytes), 1))
+        check(ret, self.api)
+        self.ptrs.append(ptr)
+        return ptr
+
+    def upload(self, name: str, array: np.ndarray) -> aclTensor:
+        """A tensor over a device copy of the memory ``array`` spans, keeping its strides."""
+        dt = _acl_dtype(self.api, f"'{name}' dtype", array.dtype)
+        size = array.itemsize
+        if any(s % size for s in array.strides):
+            array = np.ascontiguousarray(array)  # strides not in whole elements: no tensor form
+        shape = tuple(array.shape)
+        strides = tuple(s // size for s in array.strides)
+        if array.size == 0:
+            return aclTensor(shape, dt, strides, 0, dtypes.aclFormat.ACL_FORMAT_ND, shape, 0)
+        lo = sum((d - 1) * s for d, s in zip(shape, strides) if s < 0)
+        hi = sum((d - 1) * s for d, s in zip(shape, strides) if s > 0)
+        span = (hi - lo + 1) * size
+        ptr = self.alloc(span)
+        host = int(array.__array_interface__["data"][0]) + lo * size
+        lib.emu_memcpy(ptr, host, span)
+        return aclTensor(shape, dt, strides, -lo, dtypes.aclFormat.ACL_FORMAT_ND, (hi - lo + 1,),
+                         ptr)
+
+    def output(self, shape, dt: int) -> aclTensor:
+        from .tensor import contiguous_strides
+
+        shape = tuple(shape)
+        n = int(np.prod(shape, dtype=np.int64))
+        ptr = self.alloc(n * dtypes.itemsize(dt)) if n else 0
+        return aclTensor(shape, dt, contiguous_strides(shape), 0,
+                         dtypes.aclFormat.ACL_FORMAT_ND, shape, ptr)
+
+    def free(self) -> None:
+        for ptr in self.ptrs:
+            lib.emu_mem_free(ptr)
+        self.ptrs.clear()
+
+
+def _as_array(api: str, name: str, value) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (list, tuple, float, int)) or np.isscalar(value):
+        return np.asarray(value)
+    raise TypeError(f"{api}: '{name}' must be a numpy.ndarray, not {type(value).__name__}")
+
+
+def _run(op: ops.OpDef, arrays: dict, ints: dict, out_dtype):
+    """Phase 1 + phase 2 + synchronize on the calling thread's private stream."""
+    api = op.name
+    arrays = {k: _as_array(api, k, v) for k, v in arrays.items()}
+    first = next(iter(arrays.values()))
+    out_dt = _acl_dtype(api, "out_dtype", first.dtype if out_dtype is None else out_dtype)
+    dev = _Device(api)
+    try:
+        values = {name: dev.upload(name, a) for name, a in arrays.items()}
+        values.update(ints)
+        for name in op.outputs:
+            values[name] = dev.output(first.shape, out_dt)
+        args = tuple(values[p] for p in op.params)
+        ws_size, executor, ret = ops.get_workspace_size(op, args, extended=True)
+        check(ret, api + "GetWorkspaceSize")
+        ws = dev.alloc(ws_size) if ws_size else 0
+        st = rt.internal_stream()
+        check(_ex.run(api, ws, ws_size, executor, st.handle), api)
+        check(rt.synchronize_stream(st.handle), "aclrtSynchronizeStream")
+        out = values[op.outputs[0]]
+        result = np.empty(out.view_dims, dtype=dtypes.to_numpy(out_dt))
+        if result.size:
+            lib.emu_memcpy(int(result.__array_interface__["data"][0]), out.data, result.nbytes)
+        return result
+    finally:
+        dev.free()
+
+
+def _dim(api: str, dim) -> int:
+    if isinstance(dim, bool) or not hasattr(dim, "__index__"):
+        raise TypeError(f"{api}: dim must be an int, not {type(dim).__name__}")
+    return dim.__index__()
+
+
+def softmax_backward(grad_output, output, dim: int, *, out_dtype=None) -> np.ndarray:
+    """Gradient of softmax: ``grad_output*output - sum(grad_output*output, dim)*output``.
+
+    Args:
+        grad_output: upstream gradient dL/dy.
+        output: the softmax forward result y (same dtype and shape).
+        dim: the softmax axis, in [-n, n-1] (a 0-d array counts as rank 1).
+        out_dtype: the result's dtype (float16, float32, float64 or bfloat16); default: the
+            inputs' dtype. The kernel computes in the input dtype and the result is cast.
+
+    Raises:
+        AclnnParamError: dtype, shape or dim rules (code 161002).
+        TypeError: arguments of the wrong Python type.
+    """
+    api = "aclnnSoftmaxBackward"
+    return _run(ops.REGISTRY[api], {"gradOutput": grad_output, "output": output},
+                {"dim": _dim(api, dim)}, out_dtype)

@@ -1,0 +1,789 @@
+"""The emulated device runtime: devices, contexts, streams, events and device memory.
+
+``aclnn_py.acl`` is a thin pyACL-shaped facade over this module. Streams, events and the
+allocation table live in C (csrc/runtime); this module keeps the handle registries that let every
+call tell a live handle from a stale one, and it implements CANN's argument checks and codes
+(shared/reference/cann_api.md §3.3). Functions here return status codes and record messages;
+they never raise for anything a C caller could have passed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import config
+from ._C import ffi, lib, msg_text, new_msg
+from .status import aclError as E
+from .status import record
+
+# ------------------------------------------------------------------------------ enums -------
+
+MEMCPY_H2H, MEMCPY_H2D, MEMCPY_D2H, MEMCPY_D2D, MEMCPY_DEFAULT, MEMCPY_H2B2D = range(6)
+MEMCPY_INNER_D2D, MEMCPY_INTER_D2D = 6, 7
+_MEMCPY_KINDS = {
+    MEMCPY_H2H: ("ACL_MEMCPY_HOST_TO_HOST", False, False),
+    MEMCPY_H2D: ("ACL_MEMCPY_HOST_TO_DEVICE", True, False),
+    MEMCPY_D2H: ("ACL_MEMCPY_DEVICE_TO_HOST", False, True),
+    MEMCPY_D2D: ("ACL_MEMCPY_DEVICE_TO_DEVICE", True, True),
+    MEMCPY_DEFAULT: ("ACL_MEMCPY_DEFAULT", None, None),
+    MEMCPY_H2B2D: ("ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE", True, False),
+    MEMCPY_INNER_D2D: ("ACL_MEMCPY_INNER_DEVICE_TO_DEVICE", True, True),
+    MEMCPY_INTER_D2D: ("ACL_MEMCPY_INTER_DEVICE_TO_DEVICE", True, True),
+}  # kind -> (name, dst is device, src is device); None = decided from the pointer
+
+
+# --------------------------------------------------------------------------- objects -------
+
+
+@dataclass(eq=False)
+class Stream:
+    handle: int  # the C stream's address: what users hold
+    device: int
+    context: "Context"
+    is_default: bool = False
+
+
+@dataclass(eq=False)
+class Context:
+    handle: int
+    device: int
+    default_stream: Optional[Stream] = None
+    streams: list = field(default_factory=list)  # explicit streams created in this context
+    is_default: bool = False  # the implicit context of aclrtSetDevice
+
+
+@dataclass(eq=False)
+class Event:
+    handle: int
+
+
+class _State:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.initialized = False  # acl.init called (and not finalized)
+        self.aclnn_initialized = False
+        self.device_refs: dict[int, int] = {}  # device -> set_device count
+        self.default_ctx: dict[int, Context] = {}
+        self.contexts: dict[int, Context] = {}
+        self.streams: dict[int, Stream] = {}
+        self.events: dict[int, Event] = {}
+        self.host_allocs: dict[int, int] = {}  # malloc_host pointer -> size
+        self.freed: dict[int, str] = {}  # recently freed device bases -> how, for messages
+        self.tls = threading.local()
+        self.ctx_ids = itertools.count(1)
+
+
+S = _State()
+
+
+def _ptr(value) -> Optional[int]:
+    """Normalise a pointer argument: None/0 -> 0, an int -> itself, else None (a type error)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        return None
+    try:
+        return int(value) if isinstance(value, int) or hasattr(value, "__index__") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def require_int(api: str, name: str, value, allow_none: bool = False) -> int:
+    """Turn a Python argument into an int as C would see it, or raise TypeError."""
+    if value is None and allow_none:
+        return 0
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{api}: argument '{name}' must be an int, not {type(value).__name__}")
+    return value.__index__()
+
+
+# ---------------------------------------------------------------------------- init -----------
+
+
+def init(config_path) -> int:
+    api = "aclInit"
+    with S.lock:
+        if S.initialized:
+            return record(api, E.ACL_ERROR_REPEAT_INITIALIZE,
+                          "aclInit was already called in this process; call aclFinalize first")
+        if config_path not in (None, ""):
+            if not isinstance(config_path, (str, bytes)):
+                raise TypeError(f"{api}: config_path must be a str, not {type(config_path).__name__}")
+            path = config_path.decode() if isinstance(config_path, bytes) else config_path
+            try:
+                config.load_json(path)
+            except FileNotFoundError:
+                return record(api, E.ACL_ERROR_INVALID_FILE,
+                              f"config file {path!r} does not exist")
+            except (OSError, UnicodeDecodeError) as exc:
+                return record(api, E.ACL_ERROR_INVALID_FILE, f"config file {path!r}: {exc}")
+            except ValueError as exc:  # JSONDecodeError is a ValueError too
+                if isinstance(exc, config.ConfigError):
+                    return record(api, E.ACL_ERROR_FILE_ATTR_INVALID, f"{path}: {exc}")
+                return record(api, E.ACL_ERROR_PARSE_FILE, f"{path} is not valid JSON: {exc}")
+        S.initialized = True
+        return 0
+
+
+def finalize() -> int:
+    api = "aclFinalize"
+    with S.lock:
+        if not S.initialized:
+            return record(api, E.ACL_ERROR_REPEAT_FINALIZE,
+                          "aclFinalize called without a matching aclInit (or twice)")
+        for dev in list(S.device_refs):
+            _release_device(dev)
+        S.initialized = False
+        config.clear_overrides()
+        return 0
+
+
+# -------------------------------------------------------------------- devices, contexts ----
+
+
+def _current() -> Optional[Context]:
+    ctx = getattr(S.tls, "ctx", None)
+    if ctx is not None and ctx.handle in S.contexts:
+        return ctx
+    return None
+
+
+def _new_context(device: int, is_default: bool) -> Optional[Context]:
+    handle = 0x7E00_0000_0000 + (next(S.ctx_ids) << 8)
+    ctx = Context(handle=handle, device=device, is_default=is_default)
+    sh = lib.emu_stream_create(device)
+    if not sh:
+        return None
+    ctx.default_stream = Stream(handle=sh, device=device, context=ctx, is_default=True)
+    S.streams[sh] = ctx.default_stream
+    S.contexts[handle] = ctx
+    return ctx
+
+
+def _destroy_context(ctx: Context) -> None:
+    for st in list(ctx.streams) + [ctx.default_stream]:
+        if st is not None and st.handle in S.streams:
+            del S.streams[st.handle]
+            lib.emu_stream_destroy(st.handle)
+    ctx.streams.clear()
+    S.contexts.pop(ctx.handle, None)
+    if getattr(S.tls, "ctx", None) is ctx:
+        S.tls.ctx = None
+
+
+def _check_device(api: str, device_id: int) -> int:
+    count = config.device_count()
+    if not 0 <= device_id < count:
+        return record(api, E.ACL_ERROR_RT_INVALID_DEVICEID,
+                      f"device id {device_id} is out of range: this emulator has {count} "
+                      f"device(s), ids 0..{count - 1} (set ACLNN_EMU_DEVICE_COUNT for more)")
+    return 0
+
+
+def set_device(device_id) -> int:
+    api = "aclrtSetDevice"
+    device_id = require_int(api, "deviceId", device_id)
+    with S.lock:
+        ret = _check_device(api, device_id)
+        if ret:
+            return ret
+        ctx = S.default_ctx.get(device_id)
+        if ctx is None:
+            ctx = _new_context(device_id, True)
+            if ctx is None:
+                return record(api, E.ACL_ERROR_RT_NO_STREAM_RESOURCE, "could not start a stream")
+            S.default_ctx[device_id] = ctx
+        S.device_refs[device_id] = S.device_refs.get(device_id, 0) + 1
+        S.tls.ctx = ctx
+        return 0
+
+
+def _release_device(device_id: int) -> None:
+    S.device_refs.pop(device_id, None)
+    for ctx in [c for c in S.contexts.values() if c.device == device_id]:
+        _destroy_context(ctx)
+    S.default_ctx.pop(device_id, None)
+
+
+def reset_device(device_id) -> int:
+    api = "aclrtResetDevice"
+    device_id = require_int(api, "deviceId", device_id)
+    with S.lock:
+        ret = _check_device(api, device_id)
+        if ret:
+            return ret
+        refs = S.device_refs.get(device_id, 0)
+        if refs > 1:
+            S.device_refs[device_id] = refs - 1
+            return 0
+        if refs == 1:
+            _release_device(device_id)
+        return 0
+
+
+def get_device() -> tuple[int, int]:
+    ctx = _current()
+    if ctx is None:
+        return 0, record("aclrtGetDevice", E.ACL_ERROR_RT_CONTEXT_NULL,
+                         "no device is set in this thread: call aclrtSetDevice first")
+    return ctx.device, 0
+
+
+def get_device_count() -> tuple[int, int]:
+    return config.device_count(), 0
+
+
+def create_context(device_id) -> tuple[int, int]:
+    api = "aclrtCreateContext"
+    device_id = require_int(api, "deviceId", device_id)
+    with S.lock:
+        ret = _check_device(api, device_id)
+        if ret:
+            return 0, ret
+        ctx = _new_context(device_id, False)
+        if ctx is None:
+            return 0, record(api, E.ACL_ERROR_RT_NO_STREAM_RESOURCE, "could not start a stream")
+        S.tls.ctx = ctx
+        return ctx.handle, 0
+
+
+def _lookup_context(api: str, context) -> tuple[Optional[Context], int]:
+    h = _ptr(context)
+    if h is None:
+        raise TypeError(f"{api}: context must be an int handle, not {type(context).__name__}")
+    if h == 0:
+        return None, record(api, E.ACL_ERROR_INVALID_PARAM, "context is null")
+    ctx = S.contexts.get(h)
+    if ctx is None:
+        return None, record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
+                            f"context 0x{h:x} is not a live context (destroyed, or never created)")
+    return ctx, 0
+
+
+def destroy_context(context) -> int:
+    api = "aclrtDestroyContext"
+    with S.lock:
+        ctx, ret = _lookup_context(api, context)
+        if ret:
+            return ret
+        if ctx.is_default:
+            return record(api, E.ACL_ERROR_INVALID_PARAM,
+                          f"context 0x{ctx.handle:x} is device {ctx.device}'s default context; it "
+                          "is released by aclrtResetDevice, not aclrtDestroyContext")
+        _destroy_context(ctx)
+        return 0
+
+
+def set_context(context) -> int:
+    api = "aclrtSetCurrentContext"
+    with S.lock:
+        ctx, ret = _lookup_context(api, context)
+        if ret:
+            return ret
+        S.tls.ctx = ctx
+        return 0
+
+
+def get_context() -> tuple[int, int]:
+    ctx = _current()
+    if ctx is None:
+        return 0, record("aclrtGetCurrentContext", E.ACL_ERROR_RT_CONTEXT_NULL,
+                         "this thread has no current context: call aclrtSetDevice or "
+                         "aclrtCreateContext first")
+    return ctx.handle, 0
+
+
+def get_run_mode() -> tuple[int, int]:
+    return 1, 0  # ACL_HOST: the program runs on the host and drives the (emulated) device
+
+
+# ------------------------------------------------------------------------------ streams ----
+
+
+def create_stream() -> tuple[int, int]:
+    api = "aclrtCreateStream"
+    with S.lock:
+        ctx = _current()
+        if ctx is None:
+            return 0, record(api, E.ACL_ERROR_RT_CONTEXT_NULL,
+                             "no current context: call aclrtSetDevice first")
+        sh = lib.emu_stream_create(ctx.device)
+        if not sh:
+            return 0, record(api, E.ACL_ERROR_RT_NO_STREAM_RESOURCE, "could not start a stream")
+        st = Stream(handle=sh, device=ctx.device, context=ctx)
+        ctx.streams.append(st)
+        S.streams[sh] = st
+        return sh, 0
+
+
+def resolve_stream(api: str, stream) -> tuple[Optional[Stream], int]:
+    """A live stream for a handle; None/0 means the current context's default stream."""
+    h = _ptr(stream)
+    if h is None:
+        raise TypeError(f"{api}: stream must be an int handle or None, not {type(stream).__name__}")
+    if h == 0:
+        ctx = _current()
+        if ctx is None:
+            return None, record(api, E.ACL_ERROR_RT_CONTEXT_NULL,
+                                "stream is null (the default stream) but this thread has no "
+                                "current context: call aclrtSetDevice first")
+        return ctx.default_stream, 0
+    st = S.streams.get(h)
+    if st is None:
+        return None, record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
+                            f"stream 0x{h:x} is not a live stream (destroyed, or never created)")
+    return st, 0
+
+
+def destroy_stream(stream) -> int:
+    api = "aclrtDestroyStream"
+    with S.lock:
+        if _ptr(stream) == 0:
+            return record(api, E.ACL_ERROR_INVALID_PARAM, "stream is null")
+        st, ret = resolve_stream(api, stream)
+        if ret:
+            return ret
+        if st.is_default:
+            return record(api, E.ACL_ERROR_INVALID_PARAM,
+                          f"stream 0x{st.handle:x} is a default stream; it belongs to its context")
+        del S.streams[st.handle]
+        if st in st.context.streams:
+            st.context.streams.remove(st)
+    lib.emu_stream_destroy(st.handle)  # drains outside the lock: other threads may go on
+    return 0
+
+
+def _collect_fault(api: str, code: int, buf) -> int:
+    if code:
+        record(api, code, f"a task failed on the stream: {msg_text(buf)}")
+    return code
+
+
+def synchronize_stream(stream) -> int:
+    api = "aclrtSynchronizeStream"
+    with S.lock:
+        st, ret = resolve_stream(api, stream)
+    if ret:
+        return ret
+    buf = new_msg()
+    return _collect_fault(api, lib.emu_stream_synchronize(st.handle, buf, len(buf)), buf)
+
+
+def synchronize_device() -> int:
+    api = "aclrtSynchronizeDevice"
+    with S.lock:
+        ctx = _current()
+        if ctx is None:
+            return record(api, E.ACL_ERROR_RT_CONTEXT_NULL, "no device is set in this thread")
+        streams = [s for s in S.streams.values() if s.device == ctx.device]
+    first = 0
+    for st in streams:
+        buf = new_msg()
+        code = _collect_fault(api, lib.emu_stream_synchronize(st.handle, buf, len(buf)), buf)
+        first = first or code
+    return first
+
+
+def submit(api: str, st: Stream, tasks, n: int) -> int:
+    """Enqueue n C task records on a stream (blocking when ACL_LAUNCH_BLOCKING=1)."""
+    blocking = 1 if config.launch_blocking() else 0
+    buf = new_msg()
+    code = lib.emu_stream_submit(st.handle, tasks, n, blocking, buf, len(buf))
+    if code:
+        record(api, code, f"{'(ACL_LAUNCH_BLOCKING=1) ' if blocking else ''}{msg_text(buf)}")
+    return code
+
+
+# ------------------------------------------------------------------------------- memory ----
+
+
+def current_device(api: str) -> tuple[int, int]:
+    ctx = _current()
+    if ctx is None:
+        return -1, record(api, E.ACL_ERROR_RT_CONTEXT_NULL,
+                          "no device is set in this thread: call aclrtSetDevice first")
+    return ctx.device, 0
+
+
+def device_alloc(api: str, device: int, size: int) -> tuple[int, int]:
+    limit = config.mem_limit()
+    enabled, byte = config.poison()
+    out = ffi.new("uintptr_t *")
+    code = lib.emu_mem_alloc(device, size, limit, 1 if enabled else 0, byte, out)
+    if code:
+        used = lib.emu_mem_used(device)
+        return 0, record(api, code,
+                         f"cannot allocate {size} bytes on device {device}: {used} of "
+                         f"{limit} bytes are in use (ACLNN_EMU_MEM_LIMIT)")
+    with S.lock:
+        S.freed.pop(out[0], None)
+    return out[0], 0
+
+
+def malloc(size, policy) -> tuple[int, int]:
+    api = "aclrtMalloc"
+    size = require_int(api, "size", size)
+    require_int(api, "policy", policy)
+    if size <= 0:
+        return 0, record(api, E.ACL_ERROR_INVALID_PARAM,
+                         f"size must be greater than 0, got {size}")
+    device, ret = current_device(api)
+    if ret:
+        return 0, ret
+    return device_alloc(api, device, size)
+
+
+def device_free(api: str, ptr: int) -> int:
+    code = lib.emu_mem_free(ptr)
+    if code:
+        how = S.freed.get(ptr)
+        if how:
+            return record(api, code, f"0x{ptr:x} was already freed ({how}): double free")
+        base, size, dev = find(ptr)
+        if base:
+            return record(api, code, f"0x{ptr:x} is inside the device allocation 0x{base:x} "
+                          f"({size} bytes) but is not its start address")
+        if ptr in S.host_allocs:
+            return record(api, code, f"0x{ptr:x} comes from aclrtMallocHost: free it with "
+                          "aclrtFreeHost")
+        return record(api, code, f"0x{ptr:x} is not a device allocation of aclrtMalloc")
+    with S.lock:
+        S.freed[ptr] = f"by {api}"
+        if len(S.freed) > 4096:
+            S.freed.pop(next(iter(S.freed)))
+    return 0
+
+
+def free(dev_ptr) -> int:
+    api = "aclrtFree"
+    ptr = require_int(api, "devPtr", dev_ptr, allow_none=True)
+    if ptr == 0:
+        return record(api, E.ACL_ERROR_INVALID_PARAM, "devPtr is null")
+    return device_free(api, ptr)
+
+
+def malloc_host(size) -> tuple[int, int]:
+    api = "aclrtMallocHost"
+    size = require_int(api, "size", size)
+    if size <= 0:
+        return 0, record(api, E.ACL_ERROR_INVALID_PARAM, f"size must be greater than 0, got {size}")
+    ptr = lib.emu_host_alloc(size)
+    if not ptr:
+        return 0, record(api, E.ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes")
+    with S.lock:
+        S.host_allocs[ptr] = size
+    return ptr, 0
+
+
+def free_host(host_ptr) -> int:
+    api = "aclrtFreeHost"
+    ptr = require_int(api, "hostPtr", host_ptr, allow_none=True)
+    if ptr == 0:
+        return record(api, E.ACL_ERROR_INVALID_PARAM, "hostPtr is null")
+    with S.lock:
+        if ptr not in S.host_allocs:
+            if find(ptr)[0]:
+                return record(api, E.ACL_ERROR_RT_MEMORY_FREE,
+                              f"0x{ptr:x} is device memory: free it with aclrtFree")
+            return record(api, E.ACL_ERROR_RT_MEMORY_FREE,
+                          f"0x{ptr:x} is not a live aclrtMallocHost allocation (double free?)")
+        del S.host_allocs[ptr]
+    lib.emu_host_free(ptr)
+    return 0
+
+
+def find(addr: int) -> tuple[int, int, int]:
+    """(base, size, device) of the live device allocation holding addr, or (0, 0, -1)."""
+    base = ffi.new("uintptr_t *")
+    size = ffi.new("uint64_t *")
+    dev = ffi.new("int32_t *")
+    if lib.emu_mem_find(addr, base, size, dev):
+        return base[0], size[0], dev[0]
+    return 0, 0, -1
+
+
+def check_device_range(api: str, what: str, addr: int, nbytes: int) -> int:
+    """0 if [addr, addr+nbytes) lies in one live device allocation, else a recorded code."""
+    dev = ffi.new("int32_t *")
+    rc = lib.emu_mem_check_range(addr, nbytes, dev)
+    if rc == 0:
+        return 0
+    if rc == 1:
+        hint = " (it comes from aclrtMallocHost)" if addr in S.host_allocs else ""
+        return record(api, E.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+                      f"{what} 0x{addr:x} is not device memory{hint}: expected a live "
+                      "allocation of aclrtMalloc")
+    base, size, _ = find(addr)
+    return record(api, E.ACL_ERROR_RT_PARAM_INVALID,
+                  f"{what} bytes [0x{addr:x}, 0x{addr + nbytes:x}) run past the end of the "
+                  f"device allocation [0x{base:x}, 0x{base + size:x}) ({size} bytes)")
+
+
+def _check_host(api: str, what: str, addr: int) -> int:
+    if find(addr)[0]:
+        return record(api, E.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+                      f"{what} 0x{addr:x} is device memory, but the copy kind says host memory")
+    return 0
+
+
+def _memcpy_checks(api, dst, dest_max, src, count, kind):
+    """CANN's order: count 0 -> success; null -> 100000; bad kind -> 100000;
+    count > destMax -> 107000; then the emulator's memory-kind checks."""
+    dst = require_int(api, "dst", dst, allow_none=True)
+    src = require_int(api, "src", src, allow_none=True)
+    dest_max = require_int(api, "destMax", dest_max)
+    count = require_int(api, "count", count)
+    kind = require_int(api, "kind", kind)
+    if count == 0:
+        return None, 0
+    if dst == 0 or src == 0:
+        which = "dst" if dst == 0 else "src"
+        return None, record(api, E.ACL_ERROR_INVALID_PARAM, f"{which} is null")
+    if kind not in _MEMCPY_KINDS:
+        return None, record(api, E.ACL_ERROR_INVALID_PARAM,
+                            f"kind {kind} is not an aclrtMemcpyKind (expected 0..7)")
+    if count < 0 or dest_max < 0 or count > dest_max:
+        return None, record(api, E.ACL_ERROR_RT_PARAM_INVALID,
+                            f"count {count} is greater than destMax {dest_max}")
+    name, dst_dev, src_dev = _MEMCPY_KINDS[kind]
+    if dst_dev is None:  # ACL_MEMCPY_DEFAULT: the system decides from the pointers
+        dst_dev, src_dev = bool(find(dst)[0]), bool(find(src)[0])
+    for what, addr, on_dev in (("dst", dst, dst_dev), ("src", src, src_dev)):
+        ret = (check_device_range(api, f"{what} ({name})", addr, count) if on_dev
+               else _check_host(api, f"{what} ({name})", addr))
+        if ret:
+            return None, ret
+    return (dst, src, count, kind, dst_dev, src_dev), 0
+
+
+def memcpy(dst, dest_max, src, count, kind) -> int:
+    api = "aclrtMemcpy"
+    args, ret = _memcpy_checks(api, dst, dest_max, src, count, kind)
+    if args is None:
+        return ret
+    dst, src, count = args[0], args[1], args[2]
+    if dst != src:
+        lib.emu_memcpy(dst, src, count)
+    return 0
+
+
+def _task(op: str, step: str):
+    tasks = ffi.new("emu_task[1]")
+    t = tasks[0]
+    t.op = op.encode()[:63]
+    t.step = step.encode()[:31]
+    return tasks, t
+
+
+def _add_range(t, name: str, ptr: int, nbytes: int) -> None:
+    r = t.ranges[t.nranges]
+    r.ptr, r.nbytes, r.name = ptr, nbytes, name.encode()[:31]
+    t.nranges += 1
+
+
+def memcpy_async(dst, dest_max, src, count, kind, stream) -> int:
+    api = "aclrtMemcpyAsync"
+    args, ret = _memcpy_checks(api, dst, dest_max, src, count, kind)
+    if args is None:
+        if ret == 0:  # count 0: nothing to do, but the stream must still be valid
+            ret = resolve_stream(api, stream)[1]
+        return ret
+    dst, src, count, kind, dst_dev, src_dev = args
+    if not dst_dev and not src_dev:
+        return record(api, E.ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                      "host-to-host copies cannot be asynchronous: use aclrtMemcpy")
+    with S.lock:
+        st, ret = resolve_stream(api, stream)
+    if ret:
+        return ret
+    tasks, t = _task(api, "Memcpy")
+    t.type, t.a, t.c, t.n = lib.EMU_TASK_MEMCPY, src, dst, count
+    if dst_dev:
+        _add_range(t, "dst", dst, count)
+    if src_dev:
+        _add_range(t, "src", src, count)
+    return submit(api, st, tasks, 1)
+
+
+def _memset_checks(api, dev_ptr, max_count, value, count, device_only):
+    ptr = require_int(api, "devPtr", dev_ptr, allow_none=True)
+    max_count = require_int(api, "maxCount", max_count)
+    value = require_int(api, "value", value)
+    count = require_int(api, "count", count)
+    if count == 0:
+        return None, 0
+    if ptr == 0:
+        return None, record(api, E.ACL_ERROR_INVALID_PARAM, "devPtr is null")
+    if count < 0 or max_count < 0 or count > max_count:
+        return None, record(api, E.ACL_ERROR_RT_PARAM_INVALID,
+                            f"count {count} is greater than maxCount {max_count}")
+    on_device = bool(find(ptr)[0])
+    if on_device or device_only:
+        ret = check_device_range(api, "devPtr", ptr, count)
+        if ret:
+            return None, ret
+    return (ptr, value, count), 0
+
+
+def memset(dev_ptr, max_count, value, count) -> int:
+    api = "aclrtMemset"
+    args, ret = _memset_checks(api, dev_ptr, max_count, value, count, device_only=False)
+    if args is None:
+        return ret
+    ptr, value, count = args
+    lib.emu_memset(ptr, value, count)  # host or device: "decided by the system from the pointer"
+    return 0
+
+
+def memset_async(dev_ptr, max_count, value, count, stream) -> int:
+    api = "aclrtMemsetAsync"
+    args, ret = _memset_checks(api, dev_ptr, max_count, value, count, device_only=True)
+    if args is None:
+        return ret or resolve_stream(api, stream)[1]
+    ptr, value, count = args
+    with S.lock:
+        st, ret = resolve_stream(api, stream)
+    if ret:
+        return ret
+    tasks, t = _task(api, "Memset")
+    t.type, t.c, t.n, t.value = lib.EMU_TASK_MEMSET, ptr, count, value
+    _add_range(t, "devPtr", ptr, count)
+    return submit(api, st, tasks, 1)
+
+
+def get_mem_info(attr) -> tuple[int, int, int]:
+    api = "aclrtGetMemInfo"
+    attr = require_int(api, "attr", attr)
+    if not 0 <= attr <= 17:
+        return 0, 0, record(api, E.ACL_ERROR_INVALID_PARAM,
+                            f"attr {attr} is not an aclrtMemAttr (expected 0..17)")
+    device, ret = current_device(api)
+    if ret:
+        return 0, 0, ret
+    total = config.mem_limit()
+    used = lib.emu_mem_used(device)
+    return max(total - used, 0), total, 0
+
+
+# ------------------------------------------------------------------------------- events ----
+
+
+def create_event() -> tuple[int, int]:
+    h = lib.emu_event_create()
+    if not h:
+        return 0, record("aclrtCreateEvent", E.ACL_ERROR_RT_NO_EVENT_RESOURCE,
+                         "out of host memory for an event")
+    with S.lock:
+        S.events[h] = Event(h)
+    return h, 0
+
+
+def _lookup_event(api: str, event) -> tuple[Optional[Event], int]:
+    h = _ptr(event)
+    if h is None:
+        raise TypeError(f"{api}: event must be an int handle, not {type(event).__name__}")
+    if h == 0:
+        return None, record(api, E.ACL_ERROR_INVALID_PARAM, "event is null")
+    ev = S.events.get(h)
+    if ev is None:
+        return None, record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
+                            f"event 0x{h:x} is not a live event (destroyed, or never created)")
+    return ev, 0
+
+
+def destroy_event(event) -> int:
+    api = "aclrtDestroyEvent"
+    with S.lock:
+        ev, ret = _lookup_event(api, event)
+        if ret:
+            return ret
+        del S.events[ev.handle]
+    lib.emu_event_destroy(ev.handle)
+    return 0
+
+
+def _event_task(api: str, event, stream, kind: int, step: str) -> int:
+    with S.lock:
+        ev, ret = _lookup_event(api, event)
+        if ret:
+            return ret
+        st, ret = resolve_stream(api, stream)
+        if ret:
+            return ret
+        tasks, t = _task(api, step)
+        t.type, t.event = kind, ev.handle
+        return submit(api, st, tasks, 1)
+
+
+def record_event(event, stream) -> int:
+    return _event_task("aclrtRecordEvent", event, stream, lib.EMU_TASK_EVENT_RECORD, "Record")
+
+
+def reset_event(event, stream) -> int:
+    return _event_task("aclrtResetEvent", event, stream, lib.EMU_TASK_EVENT_RESET, "Reset")
+
+
+def stream_wait_event(stream, event) -> int:
+    return _event_task("aclrtStreamWaitEvent", event, stream, lib.EMU_TASK_EVENT_WAIT, "Wait")
+
+
+def query_event_status(event) -> tuple[int, int]:
+    api = "aclrtQueryEventStatus"
+    with S.lock:
+        ev, ret = _lookup_event(api, event)
+        if ret:
+            return 0, ret
+        status = lib.emu_event_status(ev.handle)
+    return (1 if status == 2 else 0), 0  # ACL_EVENT_RECORDED_STATUS_COMPLETE / NOT_READY
+
+
+def synchronize_event(event) -> int:
+    api = "aclrtSynchronizeEvent"
+    with S.lock:
+        ev, ret = _lookup_event(api, event)
+        if ret:
+            return ret
+    return lib.emu_event_synchronize(ev.handle)
+
+
+def event_elapsed_time(start, end) -> tuple[float, int]:
+    api = "aclrtEventElapsedTime"
+    with S.lock:
+        a, ret = _lookup_event(api, start)
+        if ret:
+            return 0.0, ret
+        b, ret = _lookup_event(api, end)
+        if ret:
+            return 0.0, ret
+        ms = ffi.new("float *")
+        code = lib.emu_event_elapsed_ms(a.handle, b.handle, ms)
+    if code == E.ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID:
+        return 0.0, record(api, code, "both events must have been recorded on a stream")
+    if code:
+        return 0.0, record(api, code, "both events must have completed: synchronize the stream "
+                           "or the events first")
+    return float(ms[0]), 0
+
+
+# ------------------------------------------------------------- the functional layer's own ----
+
+_internal = threading.local()
+
+
+def internal_stream() -> Stream:
+    """A private stream on device 0 for ``aclnn_py.functional`` (one per thread), independent of
+    the user's init/set_device state."""
+    st = getattr(_internal, "stream", None)
+    if st is None:
+        with S.lock:
+            ctx = Context(handle=0, device=0)
+            sh = lib.emu_stream_create(0)
+            if not sh:
+                raise MemoryError("could not start the functional layer's stream")
+            st = Stream(handle=sh, device=0, context=ctx)
+            S.streams[sh] = st
+        _internal.stream = st
+    return st

@@ -1,0 +1,225 @@
+"""aclTensor, aclScalar, aclIntArray: the meta API's objects, and view geometry helpers."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+from . import dtypes
+from .status import record
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Row-major element strides: last = 1, stride[i] = shape[i+1] * stride[i+1]."""
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * max(int(shape[i + 1]), 1)
+    return tuple(strides)
+
+
+def numel(shape: Sequence[int]) -> int:
+    return math.prod(int(d) for d in shape)
+
+
+def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Row-major dense (dims of size 1 may have any stride), as CANN's IsContiguous."""
+    expected = 1
+    for d, s in zip(reversed(shape), reversed(strides)):
+        if d != 1 and s != expected:
+            return False
+        expected *= d
+    return True
+
+
+def extent(shape: Sequence[int], strides: Sequence[int], offset: int) -> tuple[int, int]:
+    """(lowest, highest) element index a non-empty view touches, relative to its base."""
+    lo = hi = offset
+    for d, s in zip(shape, strides):
+        if s >= 0:
+            hi += (d - 1) * s
+        else:
+            lo += (d - 1) * s
+    return lo, hi
+
+
+class aclTensor:
+    """A tensor descriptor: view shape, dtype, element strides and offset, format, storage shape
+    and the device address of storage element 0. Created by ``aclnn.aclCreateTensor``."""
+
+    __slots__ = ("view_dims", "data_type", "strides", "offset", "format", "storage_dims",
+                 "data", "destroyed")
+
+    def __init__(self, view_dims, data_type, strides, offset, fmt, storage_dims, data):
+        self.view_dims: tuple[int, ...] = view_dims
+        self.data_type: int = data_type
+        self.strides: tuple[int, ...] = strides
+        self.offset: int = offset
+        self.format: int = fmt
+        self.storage_dims: tuple[int, ...] = storage_dims
+        self.data: int = data
+        self.destroyed = False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.view_dims)
+
+    @property
+    def itemsize(self) -> int:
+        return dtypes.itemsize(self.data_type)
+
+    def numel(self) -> int:
+        return numel(self.view_dims)
+
+    def is_empty(self) -> bool:
+        return any(d == 0 for d in self.view_dims)
+
+    def is_contiguous(self) -> bool:
+        return is_contiguous(self.view_dims, self.strides)
+
+    def byte_range(self) -> tuple[int, int]:
+        """[start, end) device bytes the view touches (empty views touch none)."""
+        lo, hi = extent(self.view_dims, self.strides, self.offset)
+        size = self.itemsize
+        return self.data + lo * size, self.data + (hi + 1) * size
+
+    def __repr__(self) -> str:
+        state = " destroyed" if self.destroyed else ""
+        try:
+            fmt = dtypes.aclFormat(self.format).name.replace("ACL_FORMAT_", "")
+        except ValueError:
+            fmt = str(self.format)
+        return (f"<aclTensor{state} {dtypes.name(self.data_type)}{list(self.view_dims)} "
+                f"strides={list(self.strides)} offset={self.offset} format={fmt} "
+                f"storage={list(self.storage_dims)} data=0x{self.data:x}>")
+
+
+class aclScalar:
+    __slots__ = ("value", "data_type", "destroyed")
+
+    def __init__(self, value, data_type: int):
+        self.value = value
+        self.data_type = data_type
+        self.destroyed = False
+
+    def __repr__(self) -> str:
+        return f"<aclScalar {dtypes.name(self.data_type)} {self.value!r}>"
+
+
+class aclIntArray:
+    __slots__ = ("values", "destroyed")
+
+    def __init__(self, values: tuple[int, ...]):
+        self.values = values
+        self.destroyed = False
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __repr__(self) -> str:
+        return f"<aclIntArray {list(self.values)}>"
+
+
+def _int_seq(api: str, name: str, value) -> tuple[int, ...]:
+    """A sequence of int64 values, or TypeError (what C could not compile)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{api}: '{name}' must be a sequence of ints, not {type(value).__name__}")
+    out = []
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not hasattr(v, "__index__"):
+            raise TypeError(f"{api}: {name}[{i}] must be an int, not {type(v).__name__}")
+        out.append(v.__index__())
+    return tuple(out)
+
+
+def _int_arg(api: str, name: str, value, allow_none: bool = False) -> int:
+    if value is None and allow_none:
+        return 0
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{api}: '{name}' must be an int, not {type(value).__name__}")
+    return value.__index__()
+
+
+def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tensor_data):
+    api = "aclCreateTensor"
+    if view_dims is None or storage_dims is None:
+        which = "viewDims" if view_dims is None else "storageDims"
+        record(api, 161001, f"{which} is null")
+        return None
+    view = _int_seq(api, "view_dims", view_dims)
+    storage = _int_seq(api, "storage_dims", storage_dims)
+    dt = _int_arg(api, "data_type", data_type)
+    off = _int_arg(api, "offset", offset)
+    fm = _int_arg(api, "format", fmt)
+    data = _int_arg(api, "tensor_data", tensor_data, allow_none=True)
+    strides = contiguous_strides(view) if stride is None else _int_seq(api, "stride", stride)
+    if len(strides) != len(view):
+        record(api, 161002, f"stride has {len(strides)} values for {len(view)} view dims")
+        return None
+    for name, seq in (("view_dims", view), ("stride", strides), ("storage_dims", storage)):
+        if any(not _INT64_MIN <= v <= _INT64_MAX for v in seq):
+            record(api, 161002, f"{name} {list(seq)} does not fit in int64")
+            return None
+    if not _INT64_MIN <= off <= _INT64_MAX or not 0 <= data < (1 << 64):
+        record(api, 161002, "offset or tensor_data does not fit its C type")
+        return None
+    return aclTensor(view, dt, strides, off, fm, storage, data)
+
+
+def create_scalar(value, data_type):
+    api = "aclCreateScalar"
+    dt = _int_arg(api, "data_type", data_type)
+    if value is None:
+        record(api, 161001, "value is null")
+        return None
+    if not isinstance(value, (int, float, complex, bool)) and not hasattr(value, "__float__"):
+        raise TypeError(f"{api}: value must be a number, not {type(value).__name__}")
+    d = dtypes.lookup(dt)
+    if d is None:
+        record(api, 161002, f"data_type {dt} is not an aclDataType")
+        return None
+    if d.kind == "float":
+        value = float(value)
+    elif d.kind in ("int", "uint"):
+        value = int(value)
+    elif d.kind == "bool":
+        value = bool(value)
+    return aclScalar(value, dt)
+
+
+def create_int_array(values):
+    api = "aclCreateIntArray"
+    if values is None:
+        record(api, 161001, "value is null")
+        return None
+    return aclIntArray(_int_seq(api, "values", values))
+
+
+def check_handle(api: str, obj, cls, what: str) -> int:
+    """0, or a recorded code for a destroyed handle. None is handled by the caller."""
+    if not isinstance(obj, cls):
+        raise TypeError(f"{api}: {what} must be an {cls.__name__} or None, not "
+                        f"{type(obj).__name__}")
+    if obj.destroyed:
+        return record(api, 161002, f"{what} {obj!r} was already destroyed")
+    return 0
+
+
+def destroy(api: str, obj, cls, what: str) -> int:
+    if obj is None:
+        return 0
+    ret = check_handle(api, obj, cls, what)
+    if ret:
+        return ret
+    obj.destroyed = True
+    return 0
+
+
+def getter(api: str, tensor, fn) -> tuple[Optional[object], int]:
+    if tensor is None:
+        return None, record(api, 161001, "tensor is null")
+    ret = check_handle(api, tensor, aclTensor, "tensor")
+    if ret:
+        return None, ret
+    return fn(tensor), 0

@@ -1,0 +1,138 @@
+/*
+ * aclnn_emu.h: the one C interface of aclnn-py.
+ *
+ * Everything between CDEF-BEGIN and CDEF-END is read verbatim by aclnn_py/_build.py as the cffi
+ * cdef, and every C source includes this same file, so Python and C cannot drift. Keep that part
+ * free of preprocessor conditionals and of anything cffi's cdef parser does not understand.
+ *
+ * Conventions: addresses cross the boundary as uintptr_t (Python passes plain ints); element
+ * strides and shapes are int64_t; dtype codes are CANN's aclDataType values.
+ */
+#ifndef ACLNN_EMU_H
+#define ACLNN_EMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* CDEF-BEGIN */
+
+/* dtype codes (aclDataType values) understood by the kernels */
+#define ACLK_F32 0
+#define ACLK_F16 1
+#define ACLK_I32 3
+#define ACLK_F64 11
+#define ACLK_BF16 27
+
+#define EMU_MAX_DIMS 8
+#define EMU_MAX_RANGES 3
+#define EMU_MSG_LEN 512
+
+/* ---------------------------------------------------------------- kernels (csrc/kernels) ----
+ * Each returns 0, or -1 for a dtype it does not implement. Kernels never allocate, never touch
+ * the allocation table, and never read or write outside the extents they are given.
+ * Float16 and bfloat16 are computed in float32 and stored rounded to nearest even; float64 is
+ * computed in float64. Softmax-family tensors are contiguous and seen as outer x axis x inner. */
+int aclk_softmax_fwd(int dtype, const void *x, void *y,
+                     int64_t outer, int64_t axis, int64_t inner, int log_softmax);
+int aclk_softmax_bwd(int dtype, const void *grad, const void *y, void *out,
+                     int64_t outer, int64_t axis, int64_t inner, int log_softmax);
+int aclk_hardsigmoid_fwd(int dtype, const void *x, void *y, int64_t n, double alpha, double beta);
+int aclk_hardsigmoid_bwd(int dtype, const void *grad, const void *x, void *out, int64_t n,
+                         double alpha, double beta);
+int aclk_cast(int src_dtype, const void *src, int dst_dtype, void *dst, int64_t n);
+int aclk_strided_copy(int64_t elem_size, int ndim, const int64_t *shape,
+                      const void *src, const int64_t *src_strides,
+                      void *dst, const int64_t *dst_strides);
+int aclk_num_threads(void);
+void aclk_set_num_threads(int n);
+
+/* ------------------------------------------------------------- device memory (memory.c) ----
+ * Device memory is host memory tracked in one allocation table. Every device pointer that
+ * enters the emulator is looked up there; stream workers hold the table's read lock while a
+ * task runs, so a free waits for the task that is using the memory and later tasks see it gone. */
+int emu_mem_alloc(int32_t device, uint64_t size, uint64_t limit, int poison, int poison_byte,
+                  uintptr_t *out_ptr);                  /* 0, or 207001 past the limit / OOM */
+int emu_mem_free(uintptr_t ptr);                        /* 0, or 207002 if not a live base */
+int emu_mem_find(uintptr_t addr, uintptr_t *base, uint64_t *size, int32_t *device);  /* 1 found */
+int emu_mem_check_range(uintptr_t addr, uint64_t nbytes, int32_t *device);
+    /* 0 inside one live allocation; 1 start not in device memory; 2 runs past the end */
+uint64_t emu_mem_used(int32_t device);                  /* bytes reserved (padded sizes) */
+int64_t emu_mem_count(void);                            /* live allocations, all devices */
+int emu_memcpy(uintptr_t dst, uintptr_t src, uint64_t n);         /* under the read lock */
+int emu_memset(uintptr_t dst, int value, uint64_t n);
+uintptr_t emu_host_alloc(uint64_t size);                /* 64-byte aligned, 0 on failure */
+void emu_host_free(uintptr_t ptr);
+
+/* ------------------------------------------------------------ streams and events --------- */
+#define EMU_TASK_KERNEL 1
+#define EMU_TASK_MEMCPY 2
+#define EMU_TASK_MEMSET 3
+#define EMU_TASK_EVENT_RECORD 4
+#define EMU_TASK_EVENT_WAIT 5
+#define EMU_TASK_EVENT_RESET 6
+#define EMU_TASK_SLEEP 7
+
+#define EMU_K_SOFTMAX_FWD 1
+#define EMU_K_SOFTMAX_BWD 2
+#define EMU_K_HARDSIGMOID_FWD 3
+#define EMU_K_HARDSIGMOID_BWD 4
+#define EMU_K_CAST 5
+#define EMU_K_STRIDED_COPY 6
+
+typedef struct emu_range {
+    uintptr_t ptr;      /* device bytes the task touches, checked again when it runs */
+    uint64_t nbytes;
+    char name[32];      /* what the user calls it: "gradOutput", "out", "workspace", ... */
+} emu_range;
+
+typedef struct emu_task {
+    int32_t type;       /* EMU_TASK_* */
+    int32_t kernel;     /* EMU_K_* for EMU_TASK_KERNEL */
+    int32_t dtype;      /* compute / source dtype */
+    int32_t dtype2;     /* destination dtype (cast) */
+    int32_t flag;       /* softmax: 1 = log-softmax */
+    int32_t ndim;       /* strided copy */
+    int64_t shape[8];
+    int64_t strides_a[8];
+    int64_t strides_b[8];
+    int64_t outer;
+    int64_t axis;
+    int64_t inner;
+    int64_t n;          /* elements (elementwise kernels, cast), bytes (memcpy, memset), µs (sleep) */
+    double alpha;
+    double beta;
+    uintptr_t a;        /* first source */
+    uintptr_t b;        /* second source */
+    uintptr_t c;        /* destination */
+    int32_t value;      /* memset byte */
+    int32_t nranges;
+    emu_range ranges[3];
+    uintptr_t event;    /* EMU_TASK_EVENT_* */
+    int64_t seq;        /* filled by emu_stream_submit */
+    char op[64];        /* operator or runtime call that enqueued the task */
+    char step[32];      /* plan step: "Contiguous", "Cast", "SoftmaxGrad", "ViewCopy", ... */
+} emu_task;
+
+uintptr_t emu_stream_create(int32_t device);
+int emu_stream_destroy(uintptr_t stream);               /* drains, then joins the worker */
+int emu_stream_submit(uintptr_t stream, const emu_task *tasks, int32_t n, int blocking,
+                      char *msg, int msglen);
+    /* enqueues; with blocking=1 waits until the stream drains and returns (and clears) its fault */
+int emu_stream_synchronize(uintptr_t stream, char *msg, int msglen);
+    /* waits for every task enqueued so far; returns the first fault since the last
+       synchronize (0 if none) and its message, and clears it */
+int emu_stream_pending(uintptr_t stream);               /* tasks enqueued and not finished */
+int64_t emu_stream_tasks_run(uintptr_t stream);         /* tasks finished since creation */
+
+uintptr_t emu_event_create(void);
+int emu_event_destroy(uintptr_t event);
+int emu_event_status(uintptr_t event);  /* 0 never recorded, 1 recorded not done, 2 complete */
+int emu_event_synchronize(uintptr_t event);
+int emu_event_elapsed_ms(uintptr_t start, uintptr_t end, float *ms);
+    /* 0; 107006 if either was never recorded; 507006 if either is not complete */
+
+double emu_now_ms(void);
+
+/* CDEF-END */
+
+#endif /* ACLNN_EMU_H */
