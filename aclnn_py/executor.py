@@ -33,7 +33,6 @@ class aclOpExecutor:
         self.out_addrs = [t.data for _, t in self.outputs]
         self.device = device
         self.repeatable = False
-        self.self_copy = False  # contains a ViewCopy whose source is its destination
         self.state = READY
         self.consumed_by: Optional[str] = None
 
@@ -71,10 +70,6 @@ def set_repeatable(executor) -> int:
     ret = _meta_lookup(api, executor)
     if ret:
         return ret
-    if executor.self_copy:
-        return record(api, S.ACLNN_ERR_INNER,
-                      f"executor of {executor.op} copies a tensor onto itself (ViewCopy with the "
-                      "same source and destination) and cannot be made repeatable")
     executor.repeatable = True
     return 0
 

@@ -18,7 +18,8 @@ from ._C import lib
 from .status import check
 from .tensor import aclTensor
 
-__all__ = ["softmax_backward"]
+__all__ = ["softmax", "softmax_backward", "log_softmax", "log_softmax_backward", "hardsigmoid",
+           "hardsigmoid_backward"]
 
 
 def _acl_dtype(api: str, what: str, dtype) -> int:
@@ -87,7 +88,7 @@ def _as_array(api: str, name: str, value) -> np.ndarray:
     raise TypeError(f"{api}: '{name}' must be a numpy.ndarray, not {type(value).__name__}")
 
 
-def _run(op: ops.OpDef, arrays: dict, ints: dict, out_dtype):
+def _run(op: ops.OpDef, arrays: dict, ints: dict, out_dtype, attrs=None):
     """Phase 1 + phase 2 + synchronize on the calling thread's private stream."""
     api = op.name
     arrays = {k: _as_array(api, k, v) for k, v in arrays.items()}
@@ -100,7 +101,7 @@ def _run(op: ops.OpDef, arrays: dict, ints: dict, out_dtype):
         for name in op.outputs:
             values[name] = dev.output(first.shape, out_dt)
         args = tuple(values[p] for p in op.params)
-        ws_size, executor, ret = ops.get_workspace_size(op, args, extended=True)
+        ws_size, executor, ret = ops.get_workspace_size(op, args, extended=True, attrs=attrs)
         check(ret, api + "GetWorkspaceSize")
         ws = dev.alloc(ws_size) if ws_size else 0
         st = rt.internal_stream()
@@ -119,6 +120,84 @@ def _dim(api: str, dim) -> int:
     if isinstance(dim, bool) or not hasattr(dim, "__index__"):
         raise TypeError(f"{api}: dim must be an int, not {type(dim).__name__}")
     return dim.__index__()
+
+
+def _float(api: str, name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{api}: {name} must be a number, not {type(value).__name__}")
+    return float(value)
+
+
+def softmax(x, dim: int, *, out_dtype=None) -> np.ndarray:
+    """Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``.
+
+    The kernel computes in x's dtype (float16/bfloat16 in float32 internally); the result is cast
+    to ``out_dtype`` (default: x's dtype). A row of all -inf, or with +inf or NaN, gives NaN.
+
+    Raises:
+        AclnnParamError: dtype, shape or dim rules (code 161002).
+        TypeError: arguments of the wrong Python type.
+    """
+    api = "aclnnSoftmax"
+    return _run(ops.REGISTRY[api], {"self": x}, {"dim": _dim(api, dim)}, out_dtype)
+
+
+def log_softmax(x, dim: int, *, out_dtype=None) -> np.ndarray:
+    """Log-softmax along ``dim``: ``(x - max) - log(sum(exp(x - max)))``.
+
+    As in CANN, x is first cast to ``out_dtype`` (default: x's dtype) and the kernel computes in
+    that dtype.
+
+    Raises:
+        AclnnParamError: dtype, shape or dim rules (code 161002).
+    """
+    api = "aclnnLogSoftmax"
+    return _run(ops.REGISTRY[api], {"self": x}, {"dim": _dim(api, dim)}, out_dtype)
+
+
+def log_softmax_backward(grad_output, output, dim: int, *, out_dtype=None) -> np.ndarray:
+    """Gradient of log-softmax: ``grad_output - sum(grad_output, dim) * exp(output)``, where
+    ``output`` is the log-softmax forward result. Where output is -inf the gradient passes
+    through unchanged.
+
+    Raises:
+        AclnnParamError: dtype, shape or dim rules (code 161002).
+    """
+    api = "aclnnLogSoftmaxBackward"
+    return _run(ops.REGISTRY[api], {"gradOutput": grad_output, "output": output},
+                {"dim": _dim(api, dim)}, out_dtype)
+
+
+def hardsigmoid(x, *, alpha: float = 1 / 6, beta: float = 0.5, out_dtype=None) -> np.ndarray:
+    """``clip(alpha*x + beta, 0, 1)``, computed in float32 for float16/bfloat16/float32/int32
+    inputs (alpha and beta rounded to float32) and in float64 for float64. NaN stays NaN.
+
+    Raises:
+        AclnnParamError: dtype rules (code 161002).
+    """
+    api = "aclnnHardsigmoid"
+    attrs = {"alpha": _float(api, "alpha", alpha), "beta": _float(api, "beta", beta)}
+    return _run(ops.REGISTRY[api], {"self": x}, {}, out_dtype, attrs)
+
+
+def hardsigmoid_backward(grad_output, x, *, alpha: float = 1 / 6, beta: float = 0.5,
+                         out_dtype=None) -> np.ndarray:
+    """``grad_output*alpha`` where ``0 < alpha*x + beta < 1`` (open interval, evaluated in the
+    compute precision), else 0. The two inputs are promoted to a common dtype (float16 with
+    bfloat16 gives float32); the result is cast to ``out_dtype`` (default: the promoted dtype).
+
+    Raises:
+        AclnnParamError: dtype or shape rules (code 161002).
+    """
+    api = "aclnnHardsigmoidBackward"
+    attrs = {"alpha": _float(api, "alpha", alpha), "beta": _float(api, "beta", beta)}
+    if out_dtype is None:
+        g, xx = _as_array(api, "grad_output", grad_output), _as_array(api, "x", x)
+        promoted = dtypes.promote(_acl_dtype(api, "grad_output dtype", g.dtype),
+                                  _acl_dtype(api, "x dtype", xx.dtype))
+        out_dtype = dtypes.to_numpy(promoted) if promoted >= 0 else g.dtype
+    return _run(ops.REGISTRY[api], {"gradOutput": grad_output, "self": x}, {}, out_dtype,
+                attrs)
 
 
 def softmax_backward(grad_output, output, dim: int, *, out_dtype=None) -> np.ndarray:

@@ -17,8 +17,17 @@ from aclnn_py.cli import bundled_samples, main
 
 ROOT = Path(__file__).resolve().parent.parent
 
+_HS = [0.0, 0.0, 0.166667, 0.5, 0.666667, 0.833333, 1.0, 1.0]
 EXPECTED = {
+    "softmax": [0.002144, 0.002144, 0.015842, 0.015842, 0.117059, 0.117059, 0.864955, 0.864955],
     "softmax_backward": [-28.0, -37.0, -26.0, -70.0, -48.0, -66.0, -66.0, -93.0],
+    "log_softmax": [-2.407606, -1.407606, -0.407606] * 3,
+    # "fp32 last digit may differ on HW" (the reference); compared with a relative tolerance
+    "log_softmax_backward": [-32.619385, -42.492512, -30.619385, -115.224892, -84.668671,
+                             -113.224892, -235.026443, -314.368591],
+    "hardsigmoid": _HS,
+    "inplace_hardsigmoid": _HS,
+    "hardsigmoid_backward": [0.0, 0.166667, 0.333333, 0.0, 0.0, 0.0, 0.0, 0.0],
 }
 
 
@@ -38,7 +47,7 @@ def test_sample_prints_cann_example_output(name):
         m = re.fullmatch(r"result\[(\d+)\] is: (-?\d+\.\d{6})", line)
         assert m, f"line {i} {line!r} is not in the 'result[%ld] is: %f' format"
         assert int(m.group(1)) == i
-        assert float(m.group(2)) == pytest.approx(value, abs=1e-6)
+        assert float(m.group(2)) == pytest.approx(value, rel=1e-6, abs=1.1e-6)
 
 
 def test_samples_command_lists_every_bundled_sample():

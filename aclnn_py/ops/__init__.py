@@ -30,21 +30,27 @@ class OpDef:
     build: Callable  # (Call, Plan) -> None
     int_params: tuple = ("dim",)
     doc: str = ""
-    extra: dict = field(default_factory=dict)
+    attrs: dict = field(default_factory=dict)  # fixed by CANN; the functional layer may override
 
     @property
     def tensors(self) -> tuple:
         return tuple(p for p in self.params if p not in self.int_params)
 
+    @property
+    def kind(self) -> str:
+        return "backward" if "Backward" in self.name else "forward"
+
 
 class Call:
     """The arguments of one phase-1 call and what it runs against."""
 
-    def __init__(self, op: OpDef, values: dict, soc: SocProfile, extended: bool):
+    def __init__(self, op: OpDef, values: dict, soc: SocProfile, extended: bool,
+                 attrs: Optional[dict] = None):
         self.op = op
         self.values = values
         self.soc = soc
         self.extended = extended  # the functional layer's wider dtype lists
+        self.attrs = {**op.attrs, **(attrs or {})}
 
     def t(self, name: str) -> aclTensor:
         return self.values[name]
@@ -119,11 +125,17 @@ def _memory_checks(api: str, call: Call) -> int:
 
 
 def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
-                       soc: Optional[SocProfile] = None):
-    """Phase 1 of any operator: (workspace_size, executor, ret)."""
+                       soc: Optional[SocProfile] = None, attrs: Optional[dict] = None,
+                       check_memory: bool = True):
+    """Phase 1 of any operator: (workspace_size, executor, ret).
+
+    ``extended`` selects the functional layer's wider dtype lists, ``attrs`` overrides the op's
+    fixed attributes (hard-sigmoid alpha/beta), and ``check_memory=False`` plans tensors that have
+    no device memory (``aclnn-py explain``).
+    """
     api = op.name + "GetWorkspaceSize"
     values = _typecheck(api, op, args)
-    call = Call(op, values, soc or config.soc_profile(), extended)
+    call = Call(op, values, soc or config.soc_profile(), extended, attrs)
     try:
         empty = op.validate(call)
         for name in op.tensors:
@@ -138,7 +150,7 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
         if not call.soc.supports(op.name) and not extended:
             raise Reject(S.ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
                          f"{op.name} has no kernel on {call.soc.name} ({call.soc.product}).")
-        device = _memory_checks(api, call)
+        device = _memory_checks(api, call) if check_memory else 0
         plan = Plan()
         op.build(call, plan)
     except Reject as rej:
@@ -146,4 +158,4 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
     return plan.ws_size, aclOpExecutor(op.name, plan, inputs, outputs, device), 0
 
 
-from . import softmax  # noqa: E402,F401  (registers the softmax family)
+from . import hardsigmoid, softmax  # noqa: E402,F401  (register the operators)
