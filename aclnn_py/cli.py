@@ -82,5 +82,151 @@ def run(program: str, args: tuple) -> None:
     sys.exit(code)
 
 
+# ------------------------------------------------------------------------ ops, explain ----
+
+DTYPE_NAMES = {"float32": "ACL_FLOAT", "float": "ACL_FLOAT", "float16": "ACL_FLOAT16",
+               "half": "ACL_FLOAT16", "bfloat16": "ACL_BF16", "bf16": "ACL_BF16",
+               "float64": "ACL_DOUBLE", "double": "ACL_DOUBLE", "int32": "ACL_INT32"}
+MATRIX_DTYPES = ("float32", "float16", "bfloat16", "float64", "int32")
+
+
+def _acl_dtype(name: str) -> int:
+    from .dtypes import aclDataType
+
+    key = name.strip().lower()
+    if key not in DTYPE_NAMES:
+        raise click.BadParameter(f"{name!r}: expected one of {', '.join(sorted(DTYPE_NAMES))}")
+    return int(aclDataType[DTYPE_NAMES[key]])
+
+
+def _op(name: str):
+    from .ops import REGISTRY
+
+    key = name.replace("_", "").lower()
+    for op_name, op in REGISTRY.items():
+        if key in (op_name.lower(), op_name[len("aclnn"):].lower()):
+            return op
+    raise click.BadParameter(f"{name!r}: known operators: {', '.join(REGISTRY)}")
+
+
+def _ints(text, what: str):
+    if text is None:
+        return None
+    try:
+        return [int(v) for v in str(text).replace("x", ",").split(",") if v.strip() != ""]
+    except ValueError:
+        raise click.BadParameter(f"{what} {text!r}: expected integers separated by commas") \
+            from None
+
+
+def _fake_tensor(shape, dtype: int, strides=None, base: int = 0x1000):
+    """A tensor that is only planned, never run (explain, ops): no device memory behind it."""
+    from .dtypes import aclFormat
+    from .tensor import aclTensor, contiguous_strides, extent
+
+    strides = tuple(strides) if strides is not None else contiguous_strides(shape)
+    if len(strides) != len(shape):
+        raise click.BadParameter(f"--strides has {len(strides)} values for {len(shape)} dims")
+    lo, hi = extent(shape, strides, 0)
+    return aclTensor(tuple(shape), dtype, strides, -lo, int(aclFormat.ACL_FORMAT_ND),
+                     (hi - lo + 1,), base)
+
+
+def plan_call(op, shape, dtype: int, out_dtype=None, dim=None, strides=None,
+              out_strides=None, soc=None):
+    """Phase 1 on planned-only tensors: (workspace_size, executor, ret)."""
+    from .ops import get_workspace_size
+
+    out_dtype = dtype if out_dtype is None else out_dtype
+    values = {}
+    for name in op.tensors:
+        is_out = name in op.outputs and name not in op.inputs
+        values[name] = _fake_tensor(shape, out_dtype if is_out else dtype,
+                                    out_strides if is_out else strides)
+    if "dim" in op.params:
+        values["dim"] = -1 if dim is None else dim
+    args = tuple(values[p] for p in op.params)
+    return get_workspace_size(op, args, soc=soc, check_memory=False)
+
+
+@main.command()
+@click.option("--soc", default=None, help="SoC profile (default: ACLNN_EMU_SOC or Ascend910B4).")
+def ops(soc) -> None:
+    """Operator x dtype support matrix of a SoC, from the operators' own phase-1 checks."""
+    from . import config, soc as soc_mod
+    from .ops import REGISTRY
+    from .status import take_recent
+
+    try:
+        profile = soc_mod.profile(soc) if soc else config.soc_profile()
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--soc") from None
+    click.echo(f"{profile.name} ({profile.product})")
+    header = f"{'operator':<28}" + "".join(f"{d:>10}" for d in MATRIX_DTYPES)
+    click.echo(header)
+    click.echo("-" * len(header))
+    for op in REGISTRY.values():
+        cells = []
+        for d in MATRIX_DTYPES:
+            _, _, ret = plan_call(op, (2, 3), _acl_dtype(d), dim=-1, soc=profile)
+            take_recent()
+            cells.append("yes" if ret == 0 else ("no kernel" if ret == 561003 else "-"))
+        click.echo(f"{op.name:<28}" + "".join(f"{c:>10}" for c in cells))
+    click.echo("\n(yes: phase 1 accepts self/gradOutput/output and out of that dtype.)")
+
+
+@main.command()
+@click.argument("op")
+@click.option("--shape", required=True, help="View shape of every tensor, e.g. 4,2 or 4x2.")
+@click.option("--dtype", "dtype", required=True, help="Input dtype: float32, float16, ...")
+@click.option("--out-dtype", default=None, help="Output dtype (default: the input dtype).")
+@click.option("--dim", type=int, default=None, help="Softmax axis (default -1).")
+@click.option("--strides", default=None, help="Element strides of the inputs (non-contiguous).")
+@click.option("--out-strides", default=None, help="Element strides of the output.")
+def explain(op, shape, dtype, out_dtype, dim, strides, out_strides) -> None:
+    """Show the executor's plan and workspace layout for OP, without running it.
+
+    \b
+    Example:
+      aclnn-py explain softmax_backward --shape 4,2 --dtype float16 --out-dtype float32 \\
+          --strides 1,4
+    """
+    from .status import take_recent
+
+    opdef = _op(op)
+    dims = _ints(shape, "--shape")
+    ws, executor, ret = plan_call(opdef, dims, _acl_dtype(dtype),
+                                  None if out_dtype is None else _acl_dtype(out_dtype), dim,
+                                  _ints(strides, "--strides"), _ints(out_strides,
+                                                                     "--out-strides"))
+    if ret:
+        click.echo(take_recent() or f"{opdef.name}GetWorkspaceSize returned {ret}")
+        sys.exit(1)
+    click.echo(f"{opdef.name}: {len(executor.plan.steps)} step(s), workspace {ws} bytes")
+    for i, line in enumerate(executor.describe(), 1):
+        click.echo(f"  {i}. {line}")
+    if not executor.plan.steps:
+        click.echo("  (empty tensors: nothing runs)")
+    if executor.plan.layout:
+        click.echo("workspace layout (Align(n) = (n + 32 + 511) & ~511):")
+        for what, offset, size in executor.plan.layout:
+            click.echo(f"  [{offset:>8}, {offset + size:>8})  {what}")
+
+
+@main.command()
+@click.argument("code", required=False, type=int)
+def codes(code) -> None:
+    """What a status CODE means and what triggers it (all codes without an argument)."""
+    from .codes import MEANING, describe
+
+    if code is not None:
+        click.echo(describe(code))
+        if code not in MEANING:
+            sys.exit(1)
+        return
+    for c in MEANING:
+        click.echo(describe(c))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
