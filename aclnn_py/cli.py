@@ -153,7 +153,8 @@ def plan_call(op, shape, dtype: int, out_dtype=None, dim=None, strides=None,
 @click.option("--soc", default=None, help="SoC profile (default: ACLNN_EMU_SOC or Ascend910B4).")
 def ops(soc) -> None:
     """Operator x dtype support matrix of a SoC, from the operators' own phase-1 checks."""
-    from . import config, soc as soc_mod
+    from . import config
+    from . import soc as soc_mod
     from .ops import REGISTRY
     from .status import take_recent
 

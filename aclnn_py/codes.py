@@ -60,7 +60,7 @@ TRIGGERS = {
     561103: ["phase 1: out dtype needs a Cast the emulator lacks (casts among FLOAT, FLOAT16, "
              "BFLOAT16, DOUBLE, INT32)", "meta API calls with a None executor or tensor"],
     100000: ["malloc / malloc_host of size 0", "null pointer to memcpy, memset or free",
-             "memcpy kind outside 0..7", "get_mem_info attr outside 0..17",
+             "memcpy kind outside 0..5", "get_mem_info attr outside 0..17",
              "destroying a default stream or context"],
     100002: ["acl.init twice"],
     100003: ["acl.init(path) with a missing or unreadable file"],

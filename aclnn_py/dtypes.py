@@ -159,7 +159,8 @@ def to_numpy(value: int) -> np.dtype:
     return d.numpy
 
 
-# Float promotion (cann_api.md §4.4): f16+f32 -> f32, bf16+f16 -> f32, bf16+f32 -> f32, any+f64 -> f64.
+# Float promotion (cann_api.md §4.4): f16+f32 -> f32, bf16+f16 -> f32, bf16+f32 -> f32,
+# any+f64 -> f64.
 _FLOAT_RANK = {F.ACL_FLOAT16: 1, F.ACL_BF16: 1, F.ACL_FLOAT: 2, F.ACL_DOUBLE: 3}
 
 

@@ -22,7 +22,8 @@ from .status import record
 # ------------------------------------------------------------------------------ enums -------
 
 MEMCPY_H2H, MEMCPY_H2D, MEMCPY_D2H, MEMCPY_D2D, MEMCPY_DEFAULT, MEMCPY_H2B2D = range(6)
-MEMCPY_INNER_D2D, MEMCPY_INTER_D2D = 6, 7
+# aclrtMemcpy accepts these six kinds (cann_api.md §3.3); INNER/INTER_DEVICE_TO_DEVICE (6, 7)
+# exist in the enum but are rejected with ACL_ERROR_INVALID_PARAM.
 _MEMCPY_KINDS = {
     MEMCPY_H2H: ("ACL_MEMCPY_HOST_TO_HOST", False, False),
     MEMCPY_H2D: ("ACL_MEMCPY_HOST_TO_DEVICE", True, False),
@@ -30,8 +31,6 @@ _MEMCPY_KINDS = {
     MEMCPY_D2D: ("ACL_MEMCPY_DEVICE_TO_DEVICE", True, True),
     MEMCPY_DEFAULT: ("ACL_MEMCPY_DEFAULT", None, None),
     MEMCPY_H2B2D: ("ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE", True, False),
-    MEMCPY_INNER_D2D: ("ACL_MEMCPY_INNER_DEVICE_TO_DEVICE", True, True),
-    MEMCPY_INTER_D2D: ("ACL_MEMCPY_INTER_DEVICE_TO_DEVICE", True, True),
 }  # kind -> (name, dst is device, src is device); None = decided from the pointer
 
 
@@ -42,7 +41,7 @@ _MEMCPY_KINDS = {
 class Stream:
     handle: int  # the C stream's address: what users hold
     device: int
-    context: "Context"
+    context: Context
     is_default: bool = False
 
 
@@ -111,7 +110,8 @@ def init(config_path) -> int:
                           "aclInit was already called in this process; call aclFinalize first")
         if config_path not in (None, ""):
             if not isinstance(config_path, (str, bytes)):
-                raise TypeError(f"{api}: config_path must be a str, not {type(config_path).__name__}")
+                raise TypeError(f"{api}: config_path must be a str, not "
+                                f"{type(config_path).__name__}")
             path = config_path.decode() if isinstance(config_path, bytes) else config_path
             try:
                 config.load_json(path)
@@ -544,7 +544,9 @@ def _memcpy_checks(api, dst, dest_max, src, count, kind):
         return None, record(api, E.ACL_ERROR_INVALID_PARAM, f"{which} is null")
     if kind not in _MEMCPY_KINDS:
         return None, record(api, E.ACL_ERROR_INVALID_PARAM,
-                            f"kind {kind} is not an aclrtMemcpyKind (expected 0..7)")
+                            f"kind {kind} is not a copy kind aclrtMemcpy accepts (0..5: "
+                            "HOST_TO_HOST, HOST_TO_DEVICE, DEVICE_TO_HOST, DEVICE_TO_DEVICE, "
+                            "DEFAULT, HOST_TO_BUF_TO_DEVICE)")
     if count < 0 or dest_max < 0 or count > dest_max:
         return None, record(api, E.ACL_ERROR_RT_PARAM_INVALID,
                             f"count {count} is greater than destMax {dest_max}")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 from . import dtypes
 from .status import record

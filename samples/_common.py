@@ -61,7 +61,7 @@ def Init(deviceId):
 
 
 def CreateAclTensor(hostData, shape, dataType):
-    """Returns (ret, deviceAddr, tensor). hostData holds values of dataType (the C++ template's T)."""
+    """Returns (ret, deviceAddr, tensor); hostData holds values of dataType (the template's T)."""
     host = np.asarray(hostData, dtype=to_numpy(dataType))
     size = GetShapeSize(shape) * host.itemsize
     # aclrtMalloc: device memory

@@ -1,13 +1,12 @@
 """aclnnInplaceHardsigmoid: a line-by-line port of CANN's example program.
 
-Source: hicann/ops-nn activation/hard_sigmoid/examples/test_aclnn_inplace_hard_sigmoid.cpp. Same data, same calls in the same order, same printout
-(``result[i] is: %f``), same cleanup order. Run it with ``aclnn-py run inplace_hardsigmoid``.
+Source: hicann/ops-nn activation/hard_sigmoid/examples/test_aclnn_inplace_hard_sigmoid.cpp.
+Same data, same calls in the same order, same printout (``result[i] is: %f``), same cleanup
+order. Run it with ``aclnn-py run inplace_hardsigmoid``.
 """
 
 import sys
 
-from aclnn_py import acl, aclnn
-from aclnn_py.acl import ACL_FLOAT
 from aclnn_py.samples._common import (
     ACL_MEM_MALLOC_HUGE_FIRST,
     ACL_SUCCESS,
@@ -17,6 +16,9 @@ from aclnn_py.samples._common import (
     GetShapeSize,
     Init,
 )
+
+from aclnn_py import acl, aclnn
+from aclnn_py.acl import ACL_FLOAT
 
 
 def main():

@@ -93,9 +93,10 @@ ENUMS = (aclError, aclnnStatus, aclDataType, aclFormat, aclrtRunMode, aclrtMemcp
 
 
 def export_enums(namespace: dict, classes) -> list:
-    """Put every member of the enum classes into a module namespace in C spelling."""
+    """Put every enum class, and each of its members in C spelling, into a module namespace."""
     names = []
     for cls in classes:
+        namespace.setdefault(cls.__name__, cls)
         for member_name, member in cls.__members__.items():
             namespace.setdefault(member_name, member)
             names.append(member_name)
