@@ -1,8 +1,8 @@
 """Configuration: environment variables, overridden by the same keys in acl.init's JSON file.
 
-Every key is documented in docs/configuration.md. Values are read when they are used, so a
-test (or a user) can change the environment between calls; the device count and memory limit
-are fixed for a device once it has been used.
+Every key is documented in docs/configuration.md. Values are read each time they are used, so a
+program (or a test) can change the environment between calls: a new memory limit applies to the
+next allocation, a new device count to the next device call.
 """
 
 from __future__ import annotations

@@ -70,6 +70,7 @@ class _State:
         self.streams: dict[int, Stream] = {}
         self.events: dict[int, Event] = {}
         self.host_allocs: dict[int, int] = {}  # malloc_host pointer -> size
+        self.user_allocs: dict[int, int] = {}  # aclrtMalloc pointer -> device
         self.freed: dict[int, str] = {}  # recently freed device bases -> how, for messages
         self.tls = threading.local()
         self.ctx_ids = itertools.count(1)
@@ -202,10 +203,16 @@ def set_device(device_id) -> int:
 
 
 def _release_device(device_id: int) -> None:
+    """Waits for the device's streams, destroys its contexts and streams, and frees the memory
+    aclrtMalloc gave out on it (as aclrtResetDevice releases the device's resources)."""
     S.device_refs.pop(device_id, None)
     for ctx in [c for c in S.contexts.values() if c.device == device_id]:
         _destroy_context(ctx)
     S.default_ctx.pop(device_id, None)
+    for ptr in [p for p, d in S.user_allocs.items() if d == device_id]:
+        del S.user_allocs[ptr]
+        if lib.emu_mem_free(ptr) == 0:
+            S.freed[ptr] = f"by aclrtResetDevice({device_id})"
 
 
 def reset_device(device_id) -> int:
@@ -433,7 +440,11 @@ def malloc(size, policy) -> tuple[int, int]:
     device, ret = current_device(api)
     if ret:
         return 0, ret
-    return device_alloc(api, device, size)
+    ptr, ret = device_alloc(api, device, size)
+    if ptr:
+        with S.lock:
+            S.user_allocs[ptr] = device
+    return ptr, ret
 
 
 def device_free(api: str, ptr: int) -> int:
@@ -451,6 +462,7 @@ def device_free(api: str, ptr: int) -> int:
                           "aclrtFreeHost")
         return record(api, code, f"0x{ptr:x} is not a device allocation of aclrtMalloc")
     with S.lock:
+        S.user_allocs.pop(ptr, None)
         S.freed[ptr] = f"by {api}"
         if len(S.freed) > 4096:
             S.freed.pop(next(iter(S.freed)))
@@ -590,9 +602,7 @@ def memcpy_async(dst, dest_max, src, count, kind, stream) -> int:
     api = "aclrtMemcpyAsync"
     args, ret = _memcpy_checks(api, dst, dest_max, src, count, kind)
     if args is None:
-        if ret == 0:  # count 0: nothing to do, but the stream must still be valid
-            ret = resolve_stream(api, stream)[1]
-        return ret
+        return ret  # count 0 returns success before any other check, the stream included
     dst, src, count, kind, dst_dev, src_dev = args
     if not dst_dev and not src_dev:
         return record(api, E.ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
@@ -644,7 +654,7 @@ def memset_async(dev_ptr, max_count, value, count, stream) -> int:
     api = "aclrtMemsetAsync"
     args, ret = _memset_checks(api, dev_ptr, max_count, value, count, device_only=True)
     if args is None:
-        return ret or resolve_stream(api, stream)[1]
+        return ret
     ptr, value, count = args
     with S.lock:
         st, ret = resolve_stream(api, stream)
