@@ -111,7 +111,14 @@ def set_tensor_addr(api: str, executor, index, tensor, addr, output: bool) -> in
     if addrs[index] == 0:
         return record(api, S.ACLNN_ERR_PARAM_INVALID,
                       f"{kind} {index} ({label}) had a null address at phase 1")
+    bound_tensor = bound[index][1]
     addrs[index] = addr
+    # an in-place operator binds one tensor as both input and output: both follow it
+    for pairs, others in ((executor.inputs, executor.in_addrs),
+                          (executor.outputs, executor.out_addrs)):
+        for i, (_, t) in enumerate(pairs):
+            if t is bound_tensor:
+                others[i] = addr
     tensor.data = addr
     return 0
 
@@ -209,11 +216,6 @@ def run(api: str, workspace, workspace_size, executor, stream) -> int:
         return record(api, S.ACLNN_ERR_PARAM_NULLPTR,
                       f"executor of {ex.op} was already {ex.state} by {how} (on real hardware "
                       f"this is a use-after-free){hint}")
-    expected_op = api
-    if ex.op != expected_op:
-        return record(api, S.ACLNN_ERR_PARAM_INVALID,
-                      f"executor was built by {ex.op}GetWorkspaceSize, not by "
-                      f"{expected_op}GetWorkspaceSize")
     ret = _check_launch(api, ex, ws, ws_size)
     if ret:
         if not ex.repeatable:
@@ -247,6 +249,10 @@ def _consume(ex: aclOpExecutor, how: str) -> None:
 
 
 def _check_launch(api: str, ex: aclOpExecutor, ws: int, ws_size: int) -> int:
+    if ex.op != api:
+        return record(api, S.ACLNN_ERR_PARAM_INVALID,
+                      f"executor was built by {ex.op}GetWorkspaceSize, not by "
+                      f"{api}GetWorkspaceSize")
     need = ex.plan.ws_size
     if ws_size > 0 and ws == 0:
         return record(api, S.ACLNN_ERR_PARAM_NULLPTR,
@@ -255,8 +261,8 @@ def _check_launch(api: str, ex: aclOpExecutor, ws: int, ws_size: int) -> int:
         return record(api, S.ACLNN_ERR_PARAM_INVALID,
                       f"workspaceSize {ws_size} is smaller than the {need} bytes "
                       f"{ex.op}GetWorkspaceSize asked for")
-    if need > 0:
-        ret = _range_ok(api, "workspace", ws, need)
+    if ws_size > 0:  # the allocation must hold what the caller says it holds
+        ret = _range_ok(api, "workspace", ws, ws_size)
         if ret:
             return ret
     if not ex.plan.steps:

@@ -415,11 +415,16 @@ def current_device(api: str) -> tuple[int, int]:
     return ctx.device, 0
 
 
-def device_alloc(api: str, device: int, size: int) -> tuple[int, int]:
+# aclrtMemMallocPolicy values whose allocations CANN does not pad by 32 bytes
+_HUGE1G_POLICIES = (6, 7)
+
+
+def device_alloc(api: str, device: int, size: int, policy: int = 0) -> tuple[int, int]:
     limit = config.mem_limit()
     enabled, byte = config.poison()
     out = ffi.new("uintptr_t *")
-    code = lib.emu_mem_alloc(device, size, limit, 1 if enabled else 0, byte, out)
+    pad = 0 if (policy & 0xFF) in _HUGE1G_POLICIES else 1
+    code = lib.emu_mem_alloc(device, size, limit, 1 if enabled else 0, byte, pad, out)
     if code:
         used = lib.emu_mem_used(device)
         return 0, record(api, code,
@@ -433,14 +438,14 @@ def device_alloc(api: str, device: int, size: int) -> tuple[int, int]:
 def malloc(size, policy) -> tuple[int, int]:
     api = "aclrtMalloc"
     size = require_int(api, "size", size)
-    require_int(api, "policy", policy)
+    policy = require_int(api, "policy", policy)
     if size <= 0:
         return 0, record(api, E.ACL_ERROR_INVALID_PARAM,
                          f"size must be greater than 0, got {size}")
     device, ret = current_device(api)
     if ret:
         return 0, ret
-    ptr, ret = device_alloc(api, device, size)
+    ptr, ret = device_alloc(api, device, size, policy)
     if ptr:
         with S.lock:
             S.user_allocs[ptr] = device

@@ -438,3 +438,45 @@ def test_fault_at_run_time_is_reported_by_synchronize(victim, dev, stream):
     msg = expect_message("aclrtSynchronizeStream", 507015)
     assert "aclnnSoftmaxBackward" in msg, msg
     assert named(msg, victim), f"message does not name {victim!r}: {msg}"
+
+
+def test_phase2_workspace_size_larger_than_its_allocation(dev, stream):
+    """The workspace allocation must hold the workspaceSize the caller passes."""
+    p = Problem(dev, shape=(16, 16), out_dtype=np.float64)
+    ws, ex = p.phase1()
+    assert aclnn.aclnnSoftmaxBackward(dev.malloc(ws), ws + 4096, ex, stream) == INVALID
+    expect_message(API2, INVALID, "workspace")
+    assert p.untouched()
+
+
+def test_phase2_wrong_operator_consumes_a_single_use_executor(dev, stream):
+    """Phase 2 of another operator rejects the executor (161002) and, as every phase-2
+    rejection of a single-use executor, consumes it."""
+    p = Problem(dev)
+    ws, ex = p.phase1()
+    assert aclnn.aclnnLogSoftmaxBackward(0, ws, ex, stream) == INVALID
+    expect_message("aclnnLogSoftmaxBackward", INVALID, "aclnnSoftmaxBackwardGetWorkspaceSize")
+    assert aclnn.aclnnSoftmaxBackward(0, ws, ex, stream) == NULLPTR
+    expect_message(API2, NULLPTR, "consumed")
+    assert p.untouched()
+
+
+def test_rebinding_an_inplace_tensor_moves_input_and_output(dev, stream):
+    """aclnnInplaceHardsigmoid binds self as input 0 and output 0; re-binding the input moves
+    both, so the result lands in the new buffer (golden: clip(x/6 + 1/2, 0, 1))."""
+    a = np.array([-4.0, 0.0, 4.0], np.float32)
+    b = np.array([3.0, -3.0, 1.5], np.float32)
+    a_ptr, t = dev.tensor(a)
+    b_ptr = dev.upload(b)
+    ws, ex, ret = aclnn.aclnnInplaceHardsigmoidGetWorkspaceSize(t)
+    assert ret == 0 and ws == 0
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    assert aclnn.aclnnInplaceHardsigmoid(0, 0, ex, stream) == 0
+    assert aclnn.aclSetInputTensorAddr(ex, 0, t, b_ptr) == 0
+    assert aclnn.aclnnInplaceHardsigmoid(0, 0, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    expect = np.clip(np.float64(b) / 6 + 0.5, 0, 1)
+    np.testing.assert_allclose(dev.download(b_ptr, (3,), np.float32), expect, rtol=1e-6)
+    np.testing.assert_allclose(dev.download(a_ptr, (3,), np.float32), [0.0, 0.5, 1.0],
+                               rtol=1e-6)
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0

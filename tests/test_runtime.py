@@ -1019,3 +1019,23 @@ def test_async_count_zero_succeeds_before_any_other_check():
     assert acl.rt.memcpy_async(0, 0, 0, 0, acl.ACL_MEMCPY_HOST_TO_DEVICE, 0xDEAD) == 0
     assert acl.rt.memset_async(0, 0, 0, 0, 0xDEAD) == 0
     assert acl.get_recent_err_msg() is None
+
+
+@pytest.mark.parametrize("policy,charged", [
+    (acl.ACL_MEM_MALLOC_HUGE_FIRST, 128 + 32),
+    (acl.ACL_MEM_MALLOC_NORMAL_ONLY, 128 + 32),
+    (acl.ACL_MEM_MALLOC_HUGE1G_ONLY, 128),      # CANN adds no 32-byte pad for HUGE1G
+    (acl.ACL_MEM_MALLOC_HUGE1G_ONLY_P2P, 128),
+])
+def test_allocation_accounting_per_policy(policy, charged):
+    """cann_api.md §3.3: real size = round_up(size, 32) + 32, without the pad for HUGE1G."""
+    assert acl.rt.set_device(0) == 0
+    try:
+        free0, total, ret = acl.rt.get_mem_info(acl.ACL_HBM_MEM)
+        ptr, ret = acl.rt.malloc(100, policy)
+        assert ret == 0
+        free1, _, _ = acl.rt.get_mem_info(acl.ACL_HBM_MEM)
+        assert free0 - free1 == charged
+        assert acl.rt.free(ptr) == 0
+    finally:
+        acl.rt.reset_device(0)

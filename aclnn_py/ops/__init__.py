@@ -36,9 +36,7 @@ class OpDef:
     def tensors(self) -> tuple:
         return tuple(p for p in self.params if p not in self.int_params)
 
-    @property
-    def kind(self) -> str:
-        return "backward" if "Backward" in self.name else "forward"
+
 
 
 class Call:
@@ -147,10 +145,10 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
         outputs = [(n, values[n]) for n in op.outputs]
         if empty:
             return 0, aclOpExecutor(op.name, Plan(), inputs, outputs, -1), 0
+        device = _memory_checks(api, call) if check_memory else 0
         if not call.soc.supports(op.name) and not extended:
             raise Reject(S.ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
                          f"{op.name} has no kernel on {call.soc.name} ({call.soc.product}).")
-        device = _memory_checks(api, call) if check_memory else 0
         plan = Plan()
         op.build(call, plan)
     except Reject as rej:

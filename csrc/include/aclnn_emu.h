@@ -51,7 +51,8 @@ void aclk_set_num_threads(int n);
  * enters the emulator is looked up there; stream workers hold the table's read lock while a
  * task runs, so a free waits for the task that is using the memory and later tasks see it gone. */
 int emu_mem_alloc(int32_t device, uint64_t size, uint64_t limit, int poison, int poison_byte,
-                  uintptr_t *out_ptr);                  /* 0, or 207001 past the limit / OOM */
+                  int pad, uintptr_t *out_ptr);
+    /* 0, or 207001 past the limit / OOM. Charges round_up(size, 32), + 32 bytes if pad */
 int emu_mem_free(uintptr_t ptr);                        /* 0, or 207002 if not a live base */
 int emu_mem_find(uintptr_t addr, uintptr_t *base, uint64_t *size, int32_t *device);  /* 1 found */
 int emu_mem_check_range(uintptr_t addr, uint64_t nbytes, int32_t *device);

@@ -20,7 +20,7 @@
 typedef struct {
     uintptr_t base;
     uint64_t size;     /* bytes the user asked for: views must stay inside this */
-    uint64_t reserved; /* bytes charged to the device: round_up(size, 32) + 32, as CANN does */
+    uint64_t reserved; /* bytes charged to the device: round_up(size, 32) (+ 32), as CANN does */
     int32_t device;
 } alloc_entry;
 
@@ -85,12 +85,12 @@ int emu_mem_check_range_locked(uintptr_t addr, uint64_t nbytes, int32_t *device)
 }
 
 int emu_mem_alloc(int32_t device, uint64_t size, uint64_t limit, int poison, int poison_byte,
-                  uintptr_t *out_ptr)
+                  int pad, uintptr_t *out_ptr)
 {
     *out_ptr = 0;
     if (device < 0 || device >= MAX_DEVICES || size == 0)
         return 100000;
-    uint64_t reserved = ((size + 31) / 32) * 32 + 32;
+    uint64_t reserved = ((size + 31) / 32) * 32 + (pad ? 32 : 0);
     if (reserved < size)
         return 207001;
     write_lock();
