@@ -229,5 +229,52 @@ def codes(code) -> None:
         click.echo(describe(c))
 
 
+@main.command()
+@click.option("--op", "op_names", multiple=True,
+              help="Operator(s) to time (default: a standard set of cases).")
+@click.option("--shape", default=None, help="Shape for --op, e.g. 1024,4096.")
+@click.option("--dim", type=int, default=-1, show_default=True, help="Softmax axis for --op.")
+@click.option("--dtype", "dtype", default="float32", show_default=True,
+              help="float32, float16, bfloat16 or float64.")
+@click.option("--repeat", type=click.IntRange(1, 1000), default=5, show_default=True,
+              help="Timed runs per case (after one warm-up); the table shows medians.")
+def bench(op_names, shape, dim, dtype, repeat) -> None:
+    """Time operators through the aclnn API against a NumPy baseline measured in the same run.
+
+    \b
+    Examples:
+      aclnn-py bench
+      aclnn-py bench --op softmax --shape 4096,4096 --dtype float16 --repeat 9
+    """
+    from . import acl
+    from . import bench as bench_mod
+    from .dtypes import to_numpy
+
+    np_dtype = to_numpy(_acl_dtype(dtype))
+    if op_names:
+        dims = _ints(shape, "--shape") if shape else [1024, 4096]
+        cases = []
+        for name in op_names:
+            opdef = _op(name)
+            if opdef.name not in bench_mod.BASELINES:
+                raise click.BadParameter(f"{opdef.name} has no benchmark", param_hint="--op")
+            cases.append((opdef.name, tuple(dims), dim if "dim" in opdef.params else None))
+    else:
+        cases = bench_mod.DEFAULT_CASES
+    acl.rt.set_device(0)
+    stream, _ = acl.rt.create_stream()
+    results = []
+    try:
+        with click.progressbar(length=len(cases) * repeat * 2, label="benchmarking",
+                               file=sys.stderr) as bar:
+            for op_name, dims, d in cases:
+                results.append(bench_mod.run_case(op_name, dims, d, np_dtype, repeat, stream,
+                                                  lambda: bar.update(1)))
+    finally:
+        acl.rt.destroy_stream(stream)
+        acl.rt.reset_device(0)
+    click.echo(bench_mod.format_table(results))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

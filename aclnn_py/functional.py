@@ -15,7 +15,8 @@ from . import dtypes, ops
 from . import executor as _ex
 from . import runtime as rt
 from ._C import lib
-from .status import check
+from .status import aclnnStatus as S
+from .status import check, record
 from .tensor import aclTensor
 
 __all__ = ["softmax", "softmax_backward", "log_softmax", "log_softmax_backward", "hardsigmoid",
@@ -80,6 +81,21 @@ class _Device:
         self.ptrs.clear()
 
 
+_OUT_FLOATS = (dtypes.aclDataType.ACL_FLOAT16, dtypes.aclDataType.ACL_FLOAT,
+               dtypes.aclDataType.ACL_BF16, dtypes.aclDataType.ACL_DOUBLE)
+
+
+def _check_out_dtype(api: str, out_dt: int, input_dts: list) -> None:
+    """API.md §6: out_dtype is one of the four float dtypes (or the input's own dtype, so that
+    int32 hardsigmoid stays int32)."""
+    if out_dt in _OUT_FLOATS or out_dt in input_dts:
+        return
+    record(api, S.ACLNN_ERR_PARAM_INVALID,
+           f"out_dtype {dtypes.name(out_dt)} is neither a float dtype (FLOAT16, FLOAT, "
+           f"BFLOAT16, DOUBLE) nor the input dtype")
+    check(S.ACLNN_ERR_PARAM_INVALID, api)
+
+
 def _as_array(api: str, name: str, value) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
@@ -94,6 +110,8 @@ def _run(op: ops.OpDef, arrays: dict, ints: dict, out_dtype, attrs=None):
     arrays = {k: _as_array(api, k, v) for k, v in arrays.items()}
     first = next(iter(arrays.values()))
     out_dt = _acl_dtype(api, "out_dtype", first.dtype if out_dtype is None else out_dtype)
+    _check_out_dtype(api, out_dt, [_acl_dtype(api, "input dtype", a.dtype)
+                                   for a in arrays.values()])
     dev = _Device(api)
     try:
         values = {name: dev.upload(name, a) for name, a in arrays.items()}

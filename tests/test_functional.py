@@ -312,3 +312,15 @@ def test_hierarchy():
     for cls in (aclnn_py.AclnnParamError, aclnn_py.AclnnNullPointerError,
                 aclnn_py.AclnnRuntimeError, aclnn_py.AclnnInternalError):
         assert issubclass(cls, aclnn_py.AclnnError)
+
+
+@pytest.mark.parametrize("out_dtype", [np.int32, np.int8, np.int64])
+def test_out_dtype_must_be_float_or_the_input_dtype(out_dtype):
+    """API.md §6: out_dtype is one of the four float dtypes (int32 hardsigmoid keeps int32)."""
+    x = np.linspace(-4, 4, 9, dtype=np.float32)
+    with pytest.raises(aclnn_py.AclnnParamError) as info:
+        F.hardsigmoid(x, out_dtype=out_dtype)
+    assert info.value.code == 161002 and "out_dtype" in str(info.value)
+    xi = np.array([-4, 2, 3, 5], np.int32)
+    got = F.hardsigmoid(xi)  # int32 in, int32 out: clip(x/6 + 1/2) truncated
+    assert got.dtype == np.int32 and got.tolist() == [0, 0, 1, 1]
