@@ -257,17 +257,23 @@ def create_context(device_id) -> tuple[int, int]:
         return ctx.handle, 0
 
 
-def _lookup_context(api: str, context) -> tuple[Optional[Context], int]:
-    h = _ptr(context)
+def _lookup(api: str, what: str, handle, registry: dict):
+    """(object, 0) for a live handle in registry; (None, code) for null or stale handles;
+    TypeError for what C could not compile."""
+    h = _ptr(handle)
     if h is None:
-        raise TypeError(f"{api}: context must be an int handle, not {type(context).__name__}")
+        raise TypeError(f"{api}: {what} must be an int handle, not {type(handle).__name__}")
     if h == 0:
-        return None, record(api, E.ACL_ERROR_INVALID_PARAM, "context is null")
-    ctx = S.contexts.get(h)
-    if ctx is None:
+        return None, record(api, E.ACL_ERROR_INVALID_PARAM, f"{what} is null")
+    obj = registry.get(h)
+    if obj is None:
         return None, record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
-                            f"context 0x{h:x} is not a live context (destroyed, or never created)")
-    return ctx, 0
+                            f"{what} 0x{h:x} is not a live {what} (destroyed, or never created)")
+    return obj, 0
+
+
+def _lookup_context(api: str, context) -> tuple[Optional[Context], int]:
+    return _lookup(api, "context", context, S.contexts)
 
 
 def destroy_context(context) -> int:
@@ -328,21 +334,14 @@ def create_stream() -> tuple[int, int]:
 
 def resolve_stream(api: str, stream) -> tuple[Optional[Stream], int]:
     """A live stream for a handle; None/0 means the current context's default stream."""
-    h = _ptr(stream)
-    if h is None:
-        raise TypeError(f"{api}: stream must be an int handle or None, not {type(stream).__name__}")
-    if h == 0:
+    if _ptr(stream) == 0:
         ctx = _current()
         if ctx is None:
             return None, record(api, E.ACL_ERROR_RT_CONTEXT_NULL,
                                 "stream is null (the default stream) but this thread has no "
                                 "current context: call aclrtSetDevice first")
         return ctx.default_stream, 0
-    st = S.streams.get(h)
-    if st is None:
-        return None, record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
-                            f"stream 0x{h:x} is not a live stream (destroyed, or never created)")
-    return st, 0
+    return _lookup(api, "stream", stream, S.streams)
 
 
 def destroy_stream(stream) -> int:
@@ -699,16 +698,7 @@ def create_event() -> tuple[int, int]:
 
 
 def _lookup_event(api: str, event) -> tuple[Optional[Event], int]:
-    h = _ptr(event)
-    if h is None:
-        raise TypeError(f"{api}: event must be an int handle, not {type(event).__name__}")
-    if h == 0:
-        return None, record(api, E.ACL_ERROR_INVALID_PARAM, "event is null")
-    ev = S.events.get(h)
-    if ev is None:
-        return None, record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
-                            f"event 0x{h:x} is not a live event (destroyed, or never created)")
-    return ev, 0
+    return _lookup(api, "event", event, S.events)
 
 
 def destroy_event(event) -> int:

@@ -22,78 +22,29 @@ import golden
 import numpy as np
 import pytest
 from conftest import NUMPY_OF, read_view, view_byte_mask
+from tensorspec import (
+    BF16,
+    BOOL,
+    F16,
+    F32,
+    F64,
+    I8,
+    I32,
+    I64,
+    NCHW,
+    NHWC,
+    T,
+    align,
+    build,
+    numel,
+)
 
 from aclnn_py import acl, aclnn
 
-F32, F16, F64, BF16 = aclnn.ACL_FLOAT, aclnn.ACL_FLOAT16, aclnn.ACL_DOUBLE, aclnn.ACL_BF16
-I32, I64, I8, BOOL = aclnn.ACL_INT32, aclnn.ACL_INT64, aclnn.ACL_INT8, aclnn.ACL_BOOL
-ND, NCHW, NHWC = aclnn.ACL_FORMAT_ND, aclnn.ACL_FORMAT_NCHW, aclnn.ACL_FORMAT_NHWC
 OK, NULLPTR, INVALID, NO_KERNEL, INNER_NULL = 0, 161001, 161002, 561003, 561103
 
-DT_NAME = {F32: "FLOAT", F16: "FLOAT16", F64: "DOUBLE", BF16: "BF16", I32: "INT32",
-           I64: "INT64", I8: "INT8", BOOL: "BOOL"}
-FMT_NAME = {ND: "", NCHW: "NCHW", NHWC: "NHWC"}
 SENTINEL = 0x5A
 DEFAULT_SOC = "Ascend910B4"  # API.md §9: an Atlas A2-class SoC
-
-
-def align(nbytes: int) -> int:
-    """CANN's workspace block size (cann_api.md §2.3): add 32 bytes, round up to 512."""
-    return (nbytes + 32 + 511) & ~511
-
-
-def numel(shape) -> int:
-    return int(np.prod(shape, dtype=np.int64))
-
-
-def dense_strides(shape) -> list:
-    out, acc = [], 1
-    for d in reversed(list(shape)):
-        out.append(acc)
-        acc *= max(d, 1)
-    return out[::-1]
-
-
-# --------------------------------------------------------------------------- tensor specs ----
-
-
-@dataclass(frozen=True)
-class T:
-    """One tensor argument: view shape, dtype, optional strides/storage/offset/format."""
-
-    shape: tuple
-    dtype: int = F32
-    strides: Optional[tuple] = None
-    storage: Optional[tuple] = None
-    offset: int = 0
-    fmt: int = ND
-
-    def __repr__(self) -> str:
-        s = f"{DT_NAME.get(self.dtype, self.dtype)}[{','.join(map(str, self.shape))}]"
-        if self.strides is not None:
-            s += f"/strides({','.join(map(str, self.strides))})"
-        if self.storage is not None:
-            s += f"/storage[{','.join(map(str, self.storage))}]"
-        if self.offset:
-            s += f"/offset{self.offset}"
-        if self.fmt != ND:
-            s += f"/{FMT_NAME[self.fmt]}"
-        return s
-
-    @property
-    def view_strides(self) -> list:
-        return list(self.strides) if self.strides is not None else dense_strides(self.shape)
-
-    def storage_elems(self) -> int:
-        if self.storage is not None:
-            return numel(self.storage)
-        if numel(self.shape) == 0:
-            return 0
-        return self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.view_strides)) + 1
-
-    @property
-    def empty(self) -> bool:
-        return numel(self.shape) == 0
 
 
 def tr(shape, dtype=F32):
@@ -106,24 +57,6 @@ def strided_out(shape, dtype=F32):
     """Every other element of a dense buffer twice as long, starting at offset 1."""
     rows, cols = shape
     return T(shape, dtype, (2 * cols, 2), (2 * rows * cols + 1,), 1)
-
-
-def build(dev, spec: Optional[T], rng, lo: float, hi: float):
-    """(tensor, host storage, device pointer); (None, None, 0) for a null argument."""
-    if spec is None:
-        return None, None, 0
-    n = spec.storage_elems()
-    npdt = NUMPY_OF[spec.dtype]
-    if np.issubdtype(npdt, np.integer) or npdt == np.bool_:
-        host = rng.integers(-6, 7, size=n).astype(npdt)
-    else:
-        host = rng.uniform(lo, hi, size=n).astype(npdt)
-    ptr = dev.upload(host)
-    storage = list(spec.storage) if spec.storage is not None else [n]
-    t = aclnn.aclCreateTensor(list(spec.shape), spec.dtype, spec.view_strides, spec.offset,
-                              spec.fmt, storage, ptr)
-    assert t is not None, acl.get_recent_err_msg()
-    return t, host, ptr
 
 
 def logical(spec: T, host) -> np.ndarray:

@@ -19,108 +19,32 @@ from typing import Optional
 import golden
 import numpy as np
 import pytest
-from conftest import NUMPY_OF, read_view, view_byte_mask
+from conftest import view_byte_mask
+from tensorspec import (
+    BF16,
+    DT_NAME,
+    F16,
+    F32,
+    F64,
+    I32,
+    I64,
+    NC,
+    NCHW,
+    ND,
+    NHWC,
+    T,
+    align,
+    build,
+    logical,
+    np_dtype,
+    numel,
+)
 
 from aclnn_py import acl, aclnn
 
 API1 = "aclnnSoftmaxBackwardGetWorkspaceSize"
 
-F32, F16, F64, BF16 = aclnn.ACL_FLOAT, aclnn.ACL_FLOAT16, aclnn.ACL_DOUBLE, aclnn.ACL_BF16
-I32, I64 = aclnn.ACL_INT32, aclnn.ACL_INT64
-ND, NCHW, NHWC, NC = aclnn.ACL_FORMAT_ND, aclnn.ACL_FORMAT_NCHW, aclnn.ACL_FORMAT_NHWC, \
-    aclnn.ACL_FORMAT_NC
 OK, NULLPTR, INVALID = 0, 161001, 161002
-
-DT_NAME = {F32: "FLOAT", F16: "FLOAT16", F64: "DOUBLE", BF16: "BF16", I32: "INT32",
-           I64: "INT64"}
-FMT_NAME = {ND: "", NCHW: "NCHW", NHWC: "NHWC", NC: "NC"}
-
-
-def align(nbytes: int) -> int:
-    """CANN's workspace block size (cann_api.md §2.3): add 32 bytes, round up to 512."""
-    return (nbytes + 32 + 511) & ~511
-
-
-def numel(shape) -> int:
-    return int(np.prod(shape, dtype=np.int64))
-
-
-def dense_strides(shape) -> list:
-    out, acc = [], 1
-    for d in reversed(list(shape)):
-        out.append(acc)
-        acc *= max(d, 1)
-    return out[::-1]
-
-
-# --------------------------------------------------------------------------- tensor specs ----
-
-
-@dataclass(frozen=True)
-class T:
-    """How to build one tensor argument: view shape, dtype, optional strides/storage/format."""
-
-    shape: tuple
-    dtype: int = F32
-    strides: Optional[tuple] = None
-    storage: Optional[tuple] = None
-    offset: int = 0
-    fmt: int = ND
-    null_data: bool = False  # tensor_data = 0
-
-    def __repr__(self) -> str:
-        s = f"{DT_NAME.get(self.dtype, self.dtype)}[{','.join(map(str, self.shape))}]"
-        if self.strides is not None:
-            s += f"/strides({','.join(map(str, self.strides))})"
-        if self.storage is not None:
-            s += f"/storage[{','.join(map(str, self.storage))}]"
-        if self.offset:
-            s += f"/offset{self.offset}"
-        if self.fmt != ND:
-            s += f"/{FMT_NAME[self.fmt]}"
-        if self.null_data:
-            s += "/data=0"
-        return s
-
-    @property
-    def view_strides(self) -> list:
-        return list(self.strides) if self.strides is not None else dense_strides(self.shape)
-
-    def storage_elems(self) -> int:
-        if self.storage is not None:
-            return numel(self.storage)
-        if numel(self.shape) == 0:
-            return 0
-        hi = self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.view_strides))
-        return hi + 1
-
-
-def np_dtype(acl_dtype):
-    return NUMPY_OF[acl_dtype]
-
-
-def build(dev, spec: Optional[T], rng, lo=-2.0, hi=2.0):
-    """(tensor, host storage array, device pointer) for a spec; (None, None, 0) for None."""
-    if spec is None:
-        return None, None, 0
-    n = spec.storage_elems()
-    npdt = np_dtype(spec.dtype)
-    if np.issubdtype(npdt, np.integer):
-        host = rng.integers(-3, 4, size=n).astype(npdt)
-    else:
-        host = rng.uniform(lo, hi, size=n).astype(npdt)
-    ptr = 0 if spec.null_data else dev.upload(host)
-    storage = list(spec.storage) if spec.storage is not None else [n]
-    t = aclnn.aclCreateTensor(list(spec.shape), spec.dtype, spec.view_strides, spec.offset,
-                              spec.fmt, storage, ptr)
-    assert t is not None, acl.get_recent_err_msg()
-    return t, host, ptr
-
-
-def logical(spec: T, host) -> np.ndarray:
-    """The values a tensor's view reads (independent of the code under test)."""
-    return read_view(host, spec.shape, spec.view_strides, spec.offset)
-
 
 def named(msg: str, arg: str) -> bool:
     """``arg`` appears in ``msg`` as a whole word ("out" does not match inside "gradOutput")."""
