@@ -1,0 +1,239 @@
+/*
+ * dtype.h: scalar conversions between float32 and the 16-bit float formats (IEEE binary16 and
+ * bfloat16), plus float64 -> 16-bit with a single correct rounding.
+ *
+ * All conversions are exact IEEE: narrowing rounds to nearest, ties to even; overflow gives
+ * +-inf; subnormals (binary16's included) are produced and read correctly; +-0 keeps its sign;
+ * a NaN stays a NaN with its sign, quieted, and keeps the top bits of its payload. Widening is
+ * exact (a NaN's payload is kept bit for bit).
+ *
+ * They are written as straight-line integer code (selects, no branches, no library calls) so
+ * that loops over arrays of them vectorise. The float32 -> binary16 subnormal path uses one
+ * float add whose operands and result are normal numbers, so the results do not depend on
+ * flush-to-zero / denormals-are-zero modes. No _Float16 is used.
+ */
+#ifndef ACLK_DTYPE_H
+#define ACLK_DTYPE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ACLK_INLINE static inline __attribute__((always_inline))
+#else
+#define ACLK_INLINE static inline
+#endif
+
+#if defined(_MSC_VER) && !defined(__clang__)
+#define ACLK_RESTRICT __restrict
+#else
+#define ACLK_RESTRICT restrict
+#endif
+
+/* ------------------------------------------------------------------------- bit casts ---- */
+
+ACLK_INLINE uint32_t aclk_f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+ACLK_INLINE float aclk_bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+ACLK_INLINE uint64_t aclk_f64_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+ACLK_INLINE double aclk_bits_f64(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+/* Branch-free selects: c ? a : b written with masks. With gcc's default -ftrapping-math a plain
+   ?: whose arm holds float arithmetic used only on that side (or constant-folds to an overflow
+   on one side) is turned into a branch, and a loop with a branch around a possibly trapping
+   float operation is not if-converted, hence not vectorised. Masks keep both sides live. */
+ACLK_INLINE uint32_t aclk_sel_u32(int c, uint32_t a, uint32_t b)
+{
+    uint32_t m = 0u - (uint32_t)(c != 0);
+    return (a & m) | (b & ~m);
+}
+
+ACLK_INLINE float aclk_sel_f32(int c, float a, float b)
+{
+    return aclk_bits_f32(aclk_sel_u32(c, aclk_f32_bits(a), aclk_f32_bits(b)));
+}
+
+ACLK_INLINE int32_t aclk_sel_i32(int c, int32_t a, int32_t b)
+{
+    int32_t m = -(int32_t)(c != 0);
+    return (a & m) | (b & ~m);
+}
+
+/* ------------------------------------------------------------------ binary16 (half) ---- */
+
+/* half -> float, exact. */
+ACLK_INLINE float aclk_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = ((uint32_t)h & 0x8000u) << 16;
+    uint32_t em = (uint32_t)h & 0x7FFFu;           /* exponent and mantissa */
+    /* normal: rebias the exponent by 127 - 15 = 112; inf/NaN (exponent 31) by a further 128 - 16
+       so that the float exponent becomes 255; the mantissa moves up by 13 bits unchanged */
+    uint32_t normal = (em << 13) + (112u << 23);
+    normal += (em >= 0x7C00u) ? (112u << 23) : 0u;
+    /* subnormal or zero: value = mantissa * 2^-24, computed exactly in float (both factors and
+       the product are normal floats or zero, so FTZ/DAZ modes cannot change it) */
+    float sub = (float)(int32_t)em * 0x1p-24f;
+    uint32_t mag = aclk_sel_u32(em < 0x0400u, aclk_f32_bits(sub), normal);
+    return aclk_bits_f32(sign | mag);
+}
+
+/* float -> half, round to nearest even. */
+ACLK_INLINE uint16_t aclk_f32_to_f16(float f)
+{
+    uint32_t u = aclk_f32_bits(f);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    uint32_t a = u & 0x7FFFFFFFu;
+
+    /* normal half range: rebias exponent (-112), round the 13 dropped bits to nearest even.
+       A carry out of the mantissa bumps the exponent, which is right, up to and including
+       rounding into the infinity pattern 0x7C00. Unsigned arithmetic wraps for small a; that
+       lane is not selected then. */
+    uint32_t odd = (a >> 13) & 1u;
+    uint32_t nrm = (a - (112u << 23) + 0x0FFFu + odd) >> 13;
+
+    /* below 2^-14 (half subnormals and zero): adding 0.5f moves the value into [0.5, 1), where
+       the float ulp is 2^-24, exactly the half subnormal step, so the float adder does the
+       rounding (to nearest even) and the sum's low mantissa bits are the half's bits (0x0400
+       when it rounds up to the smallest normal, which is again the right encoding). The sum
+       is a normal float; a float32 subnormal input read as 0 under DAZ still gives the right
+       result (+-0). */
+    float sum = aclk_bits_f32(a) + 0.5f;
+    uint32_t sub = aclk_f32_bits(sum) - 0x3F000000u;
+
+    /* NaN: quiet it, keep the top 10 payload bits */
+    uint32_t nan = 0x7E00u | ((a >> 13) & 0x03FFu);
+
+    uint32_t r = aclk_sel_u32(a < 0x38800000u, sub, nrm);
+    r = aclk_sel_u32(a >= 0x47800000u, 0x7C00u, r);  /* >= 65536: infinity */
+    r = aclk_sel_u32(a > 0x7F800000u, nan, r);
+    return (uint16_t)(sign | r);
+}
+
+/* ------------------------------------------------------------------------- bfloat16 ---- */
+
+ACLK_INLINE float aclk_bf16_to_f32(uint16_t h)
+{
+    return aclk_bits_f32((uint32_t)h << 16);
+}
+
+/* float -> bfloat16, round to nearest even; overflow carries into the infinity pattern. */
+ACLK_INLINE uint16_t aclk_f32_to_bf16(float f)
+{
+    uint32_t u = aclk_f32_bits(f);
+    uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+    uint32_t nan = (u >> 16) | 0x0040u;
+    uint32_t r = aclk_sel_u32((u & 0x7FFFFFFFu) > 0x7F800000u, nan, rounded);
+    return (uint16_t)r;
+}
+
+/* ------------------------------------------------------------------ float64 narrowing ---- */
+
+/* double -> float rounded to odd (truncate, then set the last bit if anything was dropped).
+   Rounding the result once more to a format with at most 22 significand bits (half: 11,
+   bfloat16: 8) gives exactly the correctly rounded double -> narrow result. Overflow beyond
+   FLT_MAX gives FLT_MAX (odd), which still rounds to infinity in the narrow formats; NaN and
+   +-inf pass through. */
+ACLK_INLINE float aclk_f64_to_f32_odd(double d)
+{
+    float f = (float)d;                            /* round to nearest even */
+    uint32_t u = aclk_f32_bits(f);
+    double back = (double)f;
+    int inexact = (back != d) && (d == d);
+    /* if the nearest-even result was even, the odd neighbour on the other side of d is the
+       round-to-odd result; in sign-magnitude bits "towards zero" is -1 and "away" is +1 */
+    int away = (back < 0 ? -back : back) > (d < 0 ? -d : d);
+    uint32_t adj = away ? u - 1u : u + 1u;
+    uint32_t r = (inexact && (u & 1u) == 0u) ? adj : u;
+    return aclk_bits_f32(r);
+}
+
+ACLK_INLINE uint16_t aclk_f64_to_f16(double d)
+{
+    return aclk_f32_to_f16(aclk_f64_to_f32_odd(d));
+}
+
+ACLK_INLINE uint16_t aclk_f64_to_bf16(double d)
+{
+    return aclk_f32_to_bf16(aclk_f64_to_f32_odd(d));
+}
+
+/* ---------------------------------------------------------------- float -> int32 ---- */
+
+/* truncate toward zero; NaN -> 0; saturate out-of-range values (and +-inf). Out-of-range and
+   NaN inputs are replaced by 0 before the (then always defined) conversion, and the saturated
+   values are selected afterwards, so the conversion is unconditional and vectorises. (The
+   float64 version selects with ?: on doubles: with SSE2 only, 64-bit integer masks built
+   from double compares stop gcc vectorising; the arms here are plain values, which is safe.) */
+ACLK_INLINE int32_t aclk_f32_to_i32(float x)
+{
+    int big = x >= 2147483648.0f;
+    int small = x < -2147483648.0f;
+    float c = aclk_sel_f32((x != x) | big | small, 0.0f, x);
+    int32_t r = (int32_t)c;
+    r = aclk_sel_i32(big, INT32_MAX, r);
+    return aclk_sel_i32(small, INT32_MIN, r);
+}
+
+ACLK_INLINE int32_t aclk_f64_to_i32(double x)
+{
+    int big = x >= 2147483648.0;
+    int small = x <= -2147483649.0;
+    double c = ((x != x) | big | small) ? 0.0 : x;
+    int32_t r = (int32_t)c;
+    r = big ? INT32_MAX : r;
+    return small ? INT32_MIN : r;
+}
+
+/* ------------------------------------------------------------------- array helpers ---- */
+
+ACLK_INLINE void aclk_f16_to_f32_n(const uint16_t *ACLK_RESTRICT src, float *ACLK_RESTRICT dst,
+                                     int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = aclk_f16_to_f32(src[i]);
+}
+
+ACLK_INLINE void aclk_f32_to_f16_n(const float *ACLK_RESTRICT src, uint16_t *ACLK_RESTRICT dst,
+                                     int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = aclk_f32_to_f16(src[i]);
+}
+
+ACLK_INLINE void aclk_bf16_to_f32_n(const uint16_t *ACLK_RESTRICT src, float *ACLK_RESTRICT dst,
+                                      int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = aclk_bf16_to_f32(src[i]);
+}
+
+ACLK_INLINE void aclk_f32_to_bf16_n(const float *ACLK_RESTRICT src,
+                                      uint16_t *ACLK_RESTRICT dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = aclk_f32_to_bf16(src[i]);
+}
+
+#endif /* ACLK_DTYPE_H */
