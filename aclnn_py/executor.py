@@ -17,6 +17,7 @@ from ._C import ffi, lib
 from .plan import Buf, Plan
 from .status import aclnnStatus as S
 from .status import record
+from .tensor import aclTensor, numel
 
 READY, CONSUMED, DESTROYED = "ready", "consumed", "destroyed"
 
@@ -85,8 +86,6 @@ def destroy(executor) -> int:
 
 
 def set_tensor_addr(api: str, executor, index, tensor, addr, output: bool) -> int:
-    from .tensor import aclTensor
-
     ret = _meta_lookup(api, executor)
     if ret:
         return ret
@@ -176,7 +175,7 @@ def _tasks(ex: aclOpExecutor, ws: int):
             t.kernel = lib.EMU_K_CAST
             t.dtype = step.srcs[0].dtype
             t.dtype2 = dst.dtype
-            t.n = int(ffi.cast("int64_t", max(1, _numel(dst.shape))))
+            t.n = numel(dst.shape)
         else:
             t.kernel = step.kernel
             t.dtype = step.srcs[0].dtype
@@ -190,13 +189,6 @@ def _tasks(ex: aclOpExecutor, ws: int):
             if t.nranges < lib.EMU_MAX_RANGES:
                 _add_range(t, ex, buf, ws)
     return tasks
-
-
-def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def run(api: str, workspace, workspace_size, executor, stream) -> int:

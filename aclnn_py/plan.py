@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import dtypes
-from .tensor import aclTensor, contiguous_strides, extent, numel
+from .tensor import aclTensor, contiguous_strides, extent, is_contiguous, numel
 
 
 def ws_align(nbytes: int) -> int:
@@ -97,8 +97,6 @@ def user_buf(where: str, index: int, t: aclTensor, label: str) -> Buf:
 def contiguous(plan: Plan, src: Buf) -> Buf:
     """l0op::Contiguous: the buffer itself when already dense, else a strided gather into the
     workspace."""
-    from .tensor import is_contiguous
-
     if is_contiguous(src.shape, src.strides):
         return src
     dst = plan.workspace(f"contiguous({src.label})", src.dtype, src.shape)
@@ -116,8 +114,6 @@ def cast(plan: Plan, src: Buf, dtype: int, into: Optional[Buf] = None) -> Buf:
 def finish_into(plan: Plan, out: Buf, compute_dtype: int, emit) -> None:
     """Run the kernel (``emit(dst_buf)``) and deliver its result into ``out``: straight into a
     dense out of the compute dtype; else through Cast and/or ViewCopy via the workspace."""
-    from .tensor import is_contiguous
-
     dense_out = is_contiguous(out.shape, out.strides)
     if out.dtype == compute_dtype and dense_out:
         emit(out)
