@@ -780,17 +780,31 @@ def event_elapsed_time(start, end) -> tuple[float, int]:
 _internal = threading.local()
 
 
+class _PrivateStream:
+    """Owns the functional layer's stream of one thread; released when the thread ends (its
+    thread-local storage is dropped) or at interpreter exit."""
+
+    def __init__(self) -> None:
+        sh = lib.emu_stream_create(0)
+        if not sh:
+            raise MemoryError("could not start the functional layer's stream")
+        self.stream = Stream(handle=sh, device=0, context=Context(handle=0, device=0))
+        with S.lock:
+            S.streams[sh] = self.stream
+
+    def __del__(self) -> None:
+        try:
+            with S.lock:
+                S.streams.pop(self.stream.handle, None)
+            lib.emu_stream_destroy(self.stream.handle)
+        except Exception:  # pragma: no cover - interpreter teardown
+            pass
+
+
 def internal_stream() -> Stream:
     """A private stream on device 0 for ``aclnn_py.functional`` (one per thread), independent of
     the user's init/set_device state."""
-    st = getattr(_internal, "stream", None)
-    if st is None:
-        with S.lock:
-            ctx = Context(handle=0, device=0)
-            sh = lib.emu_stream_create(0)
-            if not sh:
-                raise MemoryError("could not start the functional layer's stream")
-            st = Stream(handle=sh, device=0, context=ctx)
-            S.streams[sh] = st
-        _internal.stream = st
-    return st
+    holder = getattr(_internal, "holder", None)
+    if holder is None:
+        holder = _internal.holder = _PrivateStream()
+    return holder.stream

@@ -324,3 +324,25 @@ def test_out_dtype_must_be_float_or_the_input_dtype(out_dtype):
     xi = np.array([-4, 2, 3, 5], np.int32)
     got = F.hardsigmoid(xi)  # int32 in, int32 out: clip(x/6 + 1/2) truncated
     assert got.dtype == np.int32 and got.tolist() == [0, 0, 1, 1]
+
+
+def test_private_streams_of_finished_threads_are_released():
+    """Each thread's functional calls run on a private stream, released when the thread ends."""
+    import threading
+
+    from aclnn_py import runtime
+
+    before = len(runtime.S.streams)
+    x = np.ones((2, 3), np.float32)
+    results = []
+
+    def work():
+        results.append(F.softmax(x, 1))
+
+    for _ in range(8):
+        th = threading.Thread(target=work)
+        th.start()
+        th.join()
+    assert len(results) == 8
+    np.testing.assert_allclose(results[-1], np.full((2, 3), 1 / 3), rtol=1e-6)
+    assert len(runtime.S.streams) <= before + 1
