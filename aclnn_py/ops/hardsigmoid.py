@@ -89,25 +89,13 @@ def _validate_inplace_hardsigmoid(call) -> bool:
     return call.t("self").is_empty()
 
 
-def _inplace_plan(call, plan) -> None:
-    self_t = call.t("self")
-    x = contiguous(plan, user_buf("in", 0, self_t, "self"))
-    params = {"n": numel(self_t.view_dims), **{k: call.attrs[k] for k in ("alpha", "beta")}}
-
-    def emit(dst):
-        return plan.add(Step("Kernel", "HardSigmoid", (x,), dst, lib.EMU_K_HARDSIGMOID_FWD,
-                             params))
-
-    finish_into(plan, user_buf("out", 0, self_t, "self"), self_t.data_type, emit)
-
-
 INPLACE_HARDSIGMOID = register(OpDef(
     name="aclnnInplaceHardsigmoid",
     params=("self",),
     inputs=("self",),
     outputs=("self",),
     validate=_validate_inplace_hardsigmoid,
-    build=_inplace_plan,
+    build=lambda call, plan: _forward_plan(call, plan, "self"),  # out is self
     int_params=(),
     doc="self = clip(self/6 + 1/2, 0, 1), in place",
     attrs=ATTRS,
