@@ -30,6 +30,7 @@ MEANING = {
     207000: "feature not supported",
     207001: "device memory allocation failed",
     207002: "device or host memory free failed",
+    207008: "no stream resources (host out of memory for a stream or its queue)",
     507006: "event not complete",
     507013: "a copy task faulted on the stream (DMA error)",
     507015: "an operator task faulted on the stream (AI Core exception)",
@@ -61,6 +62,7 @@ TRIGGERS = {
              "BFLOAT16, DOUBLE, INT32)", "meta API calls with a None executor or tensor"],
     100000: ["malloc / malloc_host of size 0", "null pointer to memcpy, memset or free",
              "memcpy kind outside 0..5", "get_mem_info attr outside 0..17",
+             "memset value outside int32",
              "destroying a default stream or context"],
     100002: ["acl.init twice"],
     100003: ["acl.init(path) with a missing or unreadable file"],
@@ -73,12 +75,15 @@ TRIGGERS = {
     107002: ["malloc, create_stream, get_device, a null stream ... with no device set in this "
              "thread"],
     107006: ["event_elapsed_time with an event never recorded"],
-    107016: ["memcpy/memset: a host pointer where the kind says device memory, or the reverse"],
+    107016: ["memcpy/memset: a host pointer where the kind says device memory, or the reverse",
+             "memcpy/memset on recently freed device memory (a use after free)"],
     107017: ["a stream, event or context handle that was destroyed or never created"],
     207000: ["memcpy_async host to host"],
     207001: ["malloc beyond ACLNN_EMU_MEM_LIMIT"],
     207002: ["free / free_host of a pointer that is not a live allocation's start (double free, "
              "inside an allocation, wrong free call)"],
+    207008: ["create_stream / set_device when a worker thread cannot start; a stream's task "
+             "queue that cannot grow"],
     507006: ["event_elapsed_time before both events completed"],
     507013: ["synchronize: an async copy or memset whose device memory was freed before the "
              "stream reached it"],

@@ -521,6 +521,25 @@ def find(addr: int) -> tuple[int, int, int]:
     return 0, 0, -1
 
 
+def find_freed(addr: int) -> tuple[int, int]:
+    """(base, size) of the recently freed device allocation holding addr, or (0, 0)."""
+    base = ffi.new("uintptr_t *")
+    size = ffi.new("uint64_t *")
+    if lib.emu_mem_find_freed(addr, base, size):
+        return base[0], size[0]
+    return 0, 0
+
+
+def freed_text(addr: int) -> str:
+    """' (freed device memory: ...)' when addr lies in recently freed device memory, else ''."""
+    base, size = find_freed(addr)
+    if not base:
+        return ""
+    how = S.freed.get(base, "by aclrtFree")
+    return (f" (it lies in the device allocation [0x{base:x}, 0x{base + size:x}), freed {how}:"
+            " a use after free)")
+
+
 def check_device_range(api: str, what: str, addr: int, nbytes: int) -> int:
     """0 if [addr, addr+nbytes) lies in one live device allocation, else a recorded code."""
     dev = ffi.new("int32_t *")
@@ -528,7 +547,8 @@ def check_device_range(api: str, what: str, addr: int, nbytes: int) -> int:
     if rc == 0:
         return 0
     if rc == 1:
-        hint = " (it comes from aclrtMallocHost)" if addr in S.host_allocs else ""
+        hint = (" (it comes from aclrtMallocHost)" if addr in S.host_allocs
+                else freed_text(addr))
         return record(api, E.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
                       f"{what} 0x{addr:x} is not device memory{hint}: expected a live "
                       "allocation of aclrtMalloc")
@@ -542,6 +562,10 @@ def _check_host(api: str, what: str, addr: int) -> int:
     if find(addr)[0]:
         return record(api, E.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
                       f"{what} 0x{addr:x} is device memory, but the copy kind says host memory")
+    freed = freed_text(addr)
+    if freed:
+        return record(api, E.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+                      f"{what} 0x{addr:x} is not host memory{freed}")
     return 0
 
 
@@ -568,7 +592,8 @@ def _memcpy_checks(api, dst, dest_max, src, count, kind):
                             f"count {count} is greater than destMax {dest_max}")
     name, dst_dev, src_dev = _MEMCPY_KINDS[kind]
     if dst_dev is None:  # ACL_MEMCPY_DEFAULT: the system decides from the pointers
-        dst_dev, src_dev = bool(find(dst)[0]), bool(find(src)[0])
+        dst_dev = bool(find(dst)[0] or find_freed(dst)[0])
+        src_dev = bool(find(src)[0] or find_freed(src)[0])
     for what, addr, on_dev in (("dst", dst, dst_dev), ("src", src, src_dev)):
         ret = (check_device_range(api, f"{what} ({name})", addr, count) if on_dev
                else _check_host(api, f"{what} ({name})", addr))
@@ -633,10 +658,13 @@ def _memset_checks(api, dev_ptr, max_count, value, count, device_only):
         return None, 0
     if ptr == 0:
         return None, record(api, E.ACL_ERROR_INVALID_PARAM, "devPtr is null")
+    if not -(1 << 31) <= value < (1 << 31):
+        return None, record(api, E.ACL_ERROR_INVALID_PARAM,
+                            f"value {value} does not fit the int32_t parameter")
     if count < 0 or max_count < 0 or count > max_count:
         return None, record(api, E.ACL_ERROR_RT_PARAM_INVALID,
                             f"count {count} is greater than maxCount {max_count}")
-    on_device = bool(find(ptr)[0])
+    on_device = bool(find(ptr)[0] or find_freed(ptr)[0])
     if on_device or device_only:
         ret = check_device_range(api, "devPtr", ptr, count)
         if ret:

@@ -85,8 +85,15 @@ def _typecheck(api: str, op: OpDef, args: tuple) -> dict:
     return values
 
 
-def _memory_checks(api: str, call: Call) -> int:
-    """Every view inside one live device allocation, all on one device. Returns the device."""
+# a dense view larger than this is rejected: no device holds it, and plans of such views would
+# ask for workspaces beyond uint64_t
+MAX_VIEW_BYTES = 1 << 48
+
+
+def _view_checks(api: str, call: Call, check_memory: bool) -> int:
+    """Views with no negative dims, of a size a device can hold, inside the address space; with
+    ``check_memory``, every view inside one live device allocation and all on one device.
+    Returns the device."""
     from .. import runtime as rt
     from .._C import ffi, lib
 
@@ -94,17 +101,33 @@ def _memory_checks(api: str, call: Call) -> int:
     dev = ffi.new("int32_t *")
     for name in call.op.tensors:
         t = call.values[name]
-        if t is None or t.is_empty():
+        if t is None:
             continue
-        start, end = t.byte_range()
         desc = (f"{dtypes.name(t.data_type)}{list(t.view_dims)}, strides {list(t.strides)}, "
                 f"offset {t.offset}")
+        if any(d < 0 for d in t.view_dims):
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                         f"Tensor {name} ({desc}) has a negative dim in its view shape.")
+        if t.is_empty():
+            continue
+        if t.numel() * t.itemsize > MAX_VIEW_BYTES:
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                         f"Tensor {name} ({desc}) has {t.numel()} elements, more than any "
+                         f"device holds ({MAX_VIEW_BYTES} bytes).")
+        start, end = t.byte_range()
+        if start < 0 or end > 1 << 64:
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                         f"Tensor {name} ({desc}) views bytes [{start:#x}, {end:#x}), outside "
+                         "the 64-bit address space.")
+        if not check_memory:
+            continue
         if t.data == 0:
             raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                          f"Tensor {name} ({desc}) has a null device address.")
         rc = lib.emu_mem_check_range(start, end - start, dev)
         if rc == 1:
-            hint = " (it is host memory from aclrtMallocHost)" if t.data in rt.S.host_allocs else ""
+            hint = (" (it is host memory from aclrtMallocHost)" if t.data in rt.S.host_allocs
+                    else rt.freed_text(start))
             raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                          f"Tensor {name} ({desc}) views bytes [0x{start:x}, 0x{end:x}), which "
                          f"are not inside a live device allocation{hint}.")
@@ -145,7 +168,7 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
         outputs = [(n, values[n]) for n in op.outputs]
         if empty:
             return 0, aclOpExecutor(op.name, Plan(), inputs, outputs, -1), 0
-        device = _memory_checks(api, call) if check_memory else 0
+        device = _view_checks(api, call, check_memory)
         if not call.soc.supports(op.name) and not extended:
             raise Reject(S.ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
                          f"{op.name} has no kernel on {call.soc.name} ({call.soc.product}).")

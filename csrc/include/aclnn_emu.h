@@ -55,6 +55,8 @@ int emu_mem_alloc(int32_t device, uint64_t size, uint64_t limit, int poison, int
     /* 0, or 207001 past the limit / OOM. Charges round_up(size, 32), + 32 bytes if pad */
 int emu_mem_free(uintptr_t ptr);                        /* 0, or 207002 if not a live base */
 int emu_mem_find(uintptr_t addr, uintptr_t *base, uint64_t *size, int32_t *device);  /* 1 found */
+int emu_mem_find_freed(uintptr_t addr, uintptr_t *base, uint64_t *size);
+    /* 1 if addr lies in a freed allocation still held in quarantine (recently freed memory) */
 int emu_mem_check_range(uintptr_t addr, uint64_t nbytes, int32_t *device);
     /* 0 inside one live allocation; 1 start not in device memory; 2 runs past the end */
 uint64_t emu_mem_used(int32_t device);                  /* bytes reserved (padded sizes) */

@@ -26,6 +26,16 @@ typedef struct {
 
 static alloc_entry *table;
 static int64_t table_len, table_cap;
+
+/* Freed allocations wait in a FIFO quarantine before their memory goes back to the C library:
+ * a stale pointer then still points at mapped memory (a stray host write cannot corrupt the
+ * heap), it can be recognised as freed device memory, and its address is not handed out again
+ * while it is remembered. The oldest entries are released past QUARANTINE_BYTES/_ENTRIES. */
+#define QUARANTINE_ENTRIES 1024
+#define QUARANTINE_BYTES (256ull << 20)
+static alloc_entry quarantine[QUARANTINE_ENTRIES];
+static int64_t q_head, q_len;
+static uint64_t q_bytes;
 static uint64_t used_bytes[MAX_DEVICES];
 static pthread_rwlock_t table_lock;
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
@@ -140,9 +150,44 @@ int emu_mem_free(uintptr_t ptr)
     memmove(table + i, table + i + 1, (size_t)(table_len - i - 1) * sizeof *table);
     table_len--;
     used_bytes[e.device] -= e.reserved;
+    /* quarantine it; release the oldest entries beyond the budget */
+    void *release[QUARANTINE_ENTRIES + 1];
+    int nrelease = 0;
+    while (q_len > 0 && (q_len == QUARANTINE_ENTRIES || q_bytes + e.reserved > QUARANTINE_BYTES)) {
+        alloc_entry old = quarantine[q_head];
+        q_head = (q_head + 1) % QUARANTINE_ENTRIES;
+        q_len--;
+        q_bytes -= old.reserved;
+        release[nrelease++] = (void *)old.base;
+    }
+    if (e.reserved <= QUARANTINE_BYTES) {
+        quarantine[(q_head + q_len) % QUARANTINE_ENTRIES] = e;
+        q_len++;
+        q_bytes += e.reserved;
+    } else {
+        release[nrelease++] = (void *)e.base;
+    }
     pthread_rwlock_unlock(&table_lock);
-    free((void *)e.base);
+    for (int k = 0; k < nrelease; k++)
+        free(release[k]);
     return 0;
+}
+
+int emu_mem_find_freed(uintptr_t addr, uintptr_t *base, uint64_t *size)
+{
+    int found = 0;
+    emu_mem_read_lock();
+    for (int64_t k = 0; k < q_len; k++) {
+        const alloc_entry *e = &quarantine[(q_head + k) % QUARANTINE_ENTRIES];
+        if (addr >= e->base && addr < e->base + e->reserved) {
+            *base = e->base;
+            *size = e->size;
+            found = 1;
+            break;
+        }
+    }
+    emu_mem_read_unlock();
+    return found;
 }
 
 int emu_mem_find(uintptr_t addr, uintptr_t *base, uint64_t *size, int32_t *device)
