@@ -20,6 +20,7 @@ from .status import record
 from .tensor import aclTensor, numel
 
 READY, CONSUMED, DESTROYED = "ready", "consumed", "destroyed"
+WORKSPACE_ALIGN = 8  # the largest element the kernels load from the workspace
 
 
 class aclOpExecutor:
@@ -253,6 +254,10 @@ def _check_launch(api: str, ex: aclOpExecutor, ws: int, ws_size: int) -> int:
         return record(api, S.ACLNN_ERR_PARAM_INVALID,
                       f"workspaceSize {ws_size} is smaller than the {need} bytes "
                       f"{ex.op}GetWorkspaceSize asked for")
+    if ws_size > 0 and ws % WORKSPACE_ALIGN:
+        return record(api, S.ACLNN_ERR_PARAM_INVALID,
+                      f"workspace 0x{ws:x} is not {WORKSPACE_ALIGN}-byte aligned (aclrtMalloc "
+                      "returns 64-byte aligned memory)")
     if ws_size > 0:  # the allocation must hold what the caller says it holds
         ret = _range_ok(api, "workspace", ws, ws_size)
         if ret:

@@ -480,3 +480,27 @@ def test_rebinding_an_inplace_tensor_moves_input_and_output(dev, stream):
     np.testing.assert_allclose(dev.download(a_ptr, (3,), np.float32), [0.0, 0.5, 1.0],
                                rtol=1e-6)
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
+def test_phase1_rejects_a_tensor_not_aligned_to_its_elements(dev):
+    """CANN requires aligned tensor data; a float view starting 2 bytes into an allocation is
+    161002 naming the tensor (the kernels must never see a misaligned element)."""
+    ptr = dev.malloc(64)
+    shape = [2, 3]
+    x = aclnn.aclCreateTensor(shape, aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_ND, shape,
+                              ptr + 2)
+    y = aclnn.aclCreateTensor(shape, aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_ND, shape,
+                              dev.malloc(64))
+    ws, ex, ret = aclnn.aclnnSoftmaxGetWorkspaceSize(x, 1, y)
+    assert (ws, ex, ret) == (0, None, INVALID)
+    expect_message("aclnnSoftmaxGetWorkspaceSize", INVALID, "self", "aligned")
+
+
+def test_phase2_rejects_a_misaligned_workspace(dev, stream):
+    p = Problem(dev, shape=(4, 4), out_dtype=np.float64)
+    ws, ex = p.phase1()
+    assert ws > 0
+    base = dev.malloc(ws + 64)
+    assert aclnn.aclnnSoftmaxBackward(base + 4, ws, ex, stream) == INVALID
+    expect_message(API2, INVALID, "workspace", "aligned")
+    assert p.untouched()

@@ -210,7 +210,7 @@ VALID_DTYPES = {  # (input dtypes, out dtypes) phase 1 accepts on every SoC
 }
 
 
-PTR_KINDS = ("valid",) * 20 + ("null", "host", "freed", "small", "destroyed")
+PTR_KINDS = ("valid",) * 20 + ("null", "host", "freed", "small", "destroyed", "misaligned")
 EXTREMES = (-(1 << 63), -(1 << 62), -(1 << 40), 1 << 40, 1 << 62, (1 << 63) - 1)  # int64 values
 
 
@@ -286,10 +286,15 @@ def build_tensor(arena: Arena, spec: dict, freed: list):
         nbytes = (hi - lo + 1) * isz
         if nbytes > 1 << 20:
             lo, nbytes = 0, 64
-            kind = "unfit" if kind in ("valid", "small", "freed") else kind
+            kind = "unfit" if kind in ("valid", "small", "freed", "misaligned") else kind
     elif any(d < 0 for d in shape):
-        kind = "unfit" if kind in ("valid", "small", "freed") else kind
+        kind = "unfit" if kind in ("valid", "small", "freed", "misaligned") else kind
     slack_lo, slack_hi = spec["slack_lo"], spec["slack_hi"]
+    # a valid view starts on an element boundary (allocations are 64-byte aligned); a
+    # 'misaligned' one starts one byte past it (CANN requires aligned tensor data)
+    if kind == "misaligned" and isz == 1:
+        kind = "valid"  # every address is aligned for 1-byte elements
+    slack_lo = -(-slack_lo // isz) * isz + (1 if kind == "misaligned" else 0)
     if kind == "null":
         data = 0
     elif kind == "host":
@@ -304,7 +309,7 @@ def build_tensor(arena: Arena, spec: dict, freed: list):
             freed.append(base)
     if not 0 <= data < 1 << 64:  # an extreme offset: no pointer puts that view in memory
         data = arena.malloc(64)
-        kind = "unfit" if kind in ("valid", "small", "freed") else kind
+        kind = "unfit" if kind in ("valid", "small", "freed", "misaligned") else kind
     t = aclnn.aclCreateTensor(shape, spec["dtype"], spec["strides"], spec["offset"], spec["fmt"],
                               [max(nbytes // isz, 1)], data)
     assert t is not None, take_msg()

@@ -124,6 +124,10 @@ def _view_checks(api: str, call: Call, check_memory: bool) -> int:
         if t.data == 0:
             raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                          f"Tensor {name} ({desc}) has a null device address.")
+        if start % t.itemsize:
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                         f"Tensor {name} ({desc}) starts at 0x{start:x}, which is not aligned to "
+                         f"its {t.itemsize}-byte elements (CANN requires aligned tensor data).")
         rc = lib.emu_mem_check_range(start, end - start, dev)
         if rc == 1:
             hint = (" (it is host memory from aclrtMallocHost)" if t.data in rt.S.host_allocs
