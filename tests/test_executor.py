@@ -482,7 +482,7 @@ def test_rebinding_an_inplace_tensor_moves_input_and_output(dev, stream):
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
 
 
-def test_phase1_rejects_a_tensor_not_aligned_to_its_elements(dev):
+def test_phase1_rejects_a_tensor_not_aligned_to_its_elements(device, dev):
     """CANN requires aligned tensor data; a float view starting 2 bytes into an allocation is
     161002 naming the tensor (the kernels must never see a misaligned element)."""
     ptr = dev.malloc(64)
