@@ -1177,12 +1177,14 @@ def _freed_script(call: str, size: int) -> str:
     ("acl.rt.memcpy(d, n, p, n, acl.ACL_MEMCPY_HOST_TO_DEVICE)", 1 << 20),
     ("acl.rt.memcpy(p, n, hp, n, acl.ACL_MEMCPY_DEFAULT)", 1 << 20),
 ], ids=["memset-1MiB", "memset-256B", "d2h-dst-1MiB", "h2d-src-1MiB", "default-dst-1MiB"])
-def test_freed_device_pointer_is_not_host_memory(call, size):
+def test_freed_device_pointer_is_not_host_memory(call, size, tmp_path):
     """A device pointer freed by acl.rt.free, passed where the call decides or assumes host
     memory, must get a code (the emulator's promise where CANN is undefined), not make the
     emulator read or write freed memory. Runs in a subprocess: the bug this found segfaults."""
+    # cwd outside the source tree: `python -c` puts the cwd first on sys.path, and the source
+    # tree holds no compiled core when the package is installed non-editable (as in CI)
     proc = subprocess.run([sys.executable, "-c", _freed_script(call, size)],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, cwd=str(tmp_path))
     assert proc.returncode == 0, (
         f"{call} on a freed {size}-byte device allocation killed the process "
         f"(exit {proc.returncode}): {proc.stdout[-300:]} {proc.stderr[-300:]}")
