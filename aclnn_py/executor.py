@@ -94,8 +94,8 @@ def set_tensor_addr(api: str, executor, index, tensor, addr, output: bool) -> in
         return record(api, S.ACLNN_ERR_INNER_NULLPTR, "tensor is null")
     if not isinstance(tensor, aclTensor):
         raise TypeError(f"{api}: tensor must be an aclTensor, not {type(tensor).__name__}")
-    index = rt.require_int(api, "index", index)
-    addr = rt.require_int(api, "addr", addr, allow_none=True)
+    index = rt.require_int(api, "index", index)  # size_t
+    addr = rt.require_int(api, "addr", addr, allow_none=True)  # void *: -64 wraps
     bound = executor.outputs if output else executor.inputs
     addrs = executor.out_addrs if output else executor.in_addrs
     kind = "output" if output else "input"
@@ -112,6 +112,9 @@ def set_tensor_addr(api: str, executor, index, tensor, addr, output: bool) -> in
         return record(api, S.ACLNN_ERR_PARAM_INVALID,
                       f"{kind} {index} ({label}) had a null address at phase 1")
     bound_tensor = bound[index][1]
+    ret = _check_rebind(api, executor, kind, index, label, bound_tensor, addr)
+    if ret:
+        return ret
     addrs[index] = addr
     # an in-place operator binds one tensor as both input and output: both follow it
     for pairs, others in ((executor.inputs, executor.in_addrs),
@@ -120,6 +123,33 @@ def set_tensor_addr(api: str, executor, index, tensor, addr, output: bool) -> in
             if t is bound_tensor:
                 others[i] = addr
     tensor.data = addr
+    return 0
+
+
+def _check_rebind(api: str, ex: aclOpExecutor, kind: str, index: int, label: str,
+                  bound_tensor: aclTensor, addr: int) -> int:
+    """Phase 1's view checks for the tensor at its new address (null, alignment, live device
+    memory, bounds), on the executor's device, and no partial overlap between an input and an
+    output with the new address. 0, or a recorded 161002."""
+    from .ops import check_overlap, check_view_memory
+    from .ops._checks import Reject
+
+    what = f"addr 0x{addr:x} for {kind} {index} ({label})"
+    try:
+        if not bound_tensor.is_empty():
+            device = check_view_memory(label, bound_tensor, addr)
+            if ex.device >= 0 and device != ex.device:
+                raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                             f"Tensor {label} at the new address is on device {device}, but the "
+                             f"executor's tensors are on device {ex.device}.")
+
+        def bound(pairs, addrs):  # an in-place tensor moves as both input and output
+            return [(n, t, addr if t is bound_tensor else a)
+                    for (n, t), a in zip(pairs, addrs)]
+
+        check_overlap(bound(ex.inputs, ex.in_addrs), bound(ex.outputs, ex.out_addrs))
+    except Reject as rej:
+        return record(api, rej.code, f"{what}: {rej.text}")
     return 0
 
 
@@ -198,8 +228,8 @@ def run(api: str, workspace, workspace_size, executor, stream) -> int:
         return record(api, S.ACLNN_ERR_PARAM_NULLPTR, "executor is null")
     if not isinstance(executor, aclOpExecutor):
         raise TypeError(f"{api}: executor must be an aclOpExecutor, not {type(executor).__name__}")
-    ws = rt.require_int(api, "workspace", workspace, allow_none=True)
-    ws_size = rt.require_int(api, "workspaceSize", workspace_size)
+    ws = rt.require_int(api, "workspace", workspace, allow_none=True)  # void *
+    ws_size = rt.require_int(api, "workspaceSize", workspace_size)  # uint64_t: -8 wraps
     ex = executor
     if ex.state != READY:
         how = ex.consumed_by or "aclDestroyAclOpExecutor"
@@ -231,6 +261,10 @@ def run(api: str, workspace, workspace_size, executor, stream) -> int:
     if ex.plan.steps:
         tasks = _tasks(ex, ws)
         code = rt.submit(api, st, tasks, len(tasks))
+        if code == rt.E.ACL_ERROR_RT_INVALID_HANDLE:  # the stream died during the call
+            code = record(api, S.ACLNN_ERR_RUNTIME_ERROR,
+                          f"stream 0x{st.handle:x} was destroyed by another thread during the "
+                          "launch; nothing was enqueued")
     if not ex.repeatable:
         _consume(ex, api)
     return code
@@ -290,7 +324,7 @@ def _range_ok(api: str, what: str, addr: int, nbytes: int) -> int:
     rc = lib.emu_mem_check_range(addr, nbytes, dev)
     if rc == 0:
         return 0
-    reason = ("is not in a live device allocation (freed after phase 1?)" if rc == 1 else
-              "runs past the end of its device allocation")
+    reason = ("runs past the end of its device allocation" if rc == 2 else
+              "is not inside a live device allocation (freed after phase 1?)")
     return record(api, S.ACLNN_ERR_PARAM_INVALID,
                   f"{what} bytes [0x{addr:x}, 0x{addr + nbytes:x}) {reason}")

@@ -10,12 +10,14 @@ they never raise for anything a C caller could have passed.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from dataclasses import dataclass, field
 from typing import Optional
 
 from . import config
 from ._C import ffi, lib, msg_text, new_msg
+from .cint import c_int
 from .status import aclError as E
 from .status import record
 
@@ -43,6 +45,7 @@ class Stream:
     device: int
     context: Context
     is_default: bool = False
+    private: bool = False  # the functional layer's own: not part of any device synchronize
 
 
 @dataclass(eq=False)
@@ -74,6 +77,10 @@ class _State:
         self.freed: dict[int, str] = {}  # recently freed device bases -> how, for messages
         self.tls = threading.local()
         self.ctx_ids = itertools.count(1)
+        # after fork(): the parent's handles and device allocations, invalid here, kept only
+        # to name them in messages
+        self.parent_handles: set[int] = set()
+        self.parent_allocs: dict[int, int] = {}  # base -> device
 
 
 S = _State()
@@ -81,23 +88,18 @@ S = _State()
 
 def _ptr(value) -> Optional[int]:
     """Normalise a pointer argument: None/0 -> 0, an int -> itself, else None (a type error)."""
-    if value is None:
-        return 0
-    if isinstance(value, bool):
-        return None
-    try:
-        return int(value) if isinstance(value, int) or hasattr(value, "__index__") else None
-    except (TypeError, ValueError):
+    try:  # a handle is a pointer: uintptr_t, negative values wrap (see aclnn_py.cint)
+        return c_int("", "handle", value, "uint64", allow_none=True)
+    except TypeError:
         return None
 
 
-def require_int(api: str, name: str, value, allow_none: bool = False) -> int:
-    """Turn a Python argument into an int as C would see it, or raise TypeError."""
-    if value is None and allow_none:
-        return 0
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise TypeError(f"{api}: argument '{name}' must be an int, not {type(value).__name__}")
-    return value.__index__()
+def require_int(api: str, name: str, value, allow_none: bool = False,
+                ctype: str = "uint64") -> int:
+    """A Python argument as the C parameter of type ``ctype`` sees it (``cint.c_int``): 64-bit
+    types wrap, 32-bit ones come back unchanged for the caller's range check; TypeError for what
+    C could not compile. The default, uint64, suits pointers and sizes."""
+    return c_int(api, name, value, ctype, allow_none)
 
 
 # ---------------------------------------------------------------------------- init -----------
@@ -125,6 +127,11 @@ def init(config_path) -> int:
                 if isinstance(exc, config.ConfigError):
                     return record(api, E.ACL_ERROR_FILE_ATTR_INVALID, f"{path}: {exc}")
                 return record(api, E.ACL_ERROR_PARSE_FILE, f"{path} is not valid JSON: {exc}")
+        try:  # the environment too (keys the file set override it)
+            config.validate()
+        except config.ConfigError as exc:
+            config.clear_overrides()  # a failed aclInit initialises nothing
+            return record(api, E.ACL_ERROR_INVALID_PARAM, f"environment: {exc}")
         S.initialized = True
         return 0
 
@@ -176,7 +183,9 @@ def _destroy_context(ctx: Context) -> None:
 
 
 def _check_device(api: str, device_id: int) -> int:
-    count = config.device_count()
+    count, ret = config.checked(api, config.device_count)
+    if ret:
+        return ret
     if not 0 <= device_id < count:
         return record(api, E.ACL_ERROR_RT_INVALID_DEVICEID,
                       f"device id {device_id} is out of range: this emulator has {count} "
@@ -186,7 +195,7 @@ def _check_device(api: str, device_id: int) -> int:
 
 def set_device(device_id) -> int:
     api = "aclrtSetDevice"
-    device_id = require_int(api, "deviceId", device_id)
+    device_id = require_int(api, "deviceId", device_id, ctype="int32")
     with S.lock:
         ret = _check_device(api, device_id)
         if ret:
@@ -217,7 +226,7 @@ def _release_device(device_id: int) -> None:
 
 def reset_device(device_id) -> int:
     api = "aclrtResetDevice"
-    device_id = require_int(api, "deviceId", device_id)
+    device_id = require_int(api, "deviceId", device_id, ctype="int32")
     with S.lock:
         ret = _check_device(api, device_id)
         if ret:
@@ -240,12 +249,13 @@ def get_device() -> tuple[int, int]:
 
 
 def get_device_count() -> tuple[int, int]:
-    return config.device_count(), 0
+    count, ret = config.checked("aclrtGetDeviceCount", config.device_count)
+    return (0, ret) if ret else (count, 0)
 
 
 def create_context(device_id) -> tuple[int, int]:
     api = "aclrtCreateContext"
-    device_id = require_int(api, "deviceId", device_id)
+    device_id = require_int(api, "deviceId", device_id, ctype="int32")
     with S.lock:
         ret = _check_device(api, device_id)
         if ret:
@@ -267,6 +277,11 @@ def _lookup(api: str, what: str, handle, registry: dict):
         return None, record(api, E.ACL_ERROR_INVALID_PARAM, f"{what} is null")
     obj = registry.get(h)
     if obj is None:
+        if h in S.parent_handles:
+            return None, record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
+                                f"{what} 0x{h:x} was created by the parent process before "
+                                "fork(): runtime objects do not cross fork(); create a new one "
+                                "in this process")
         return None, record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
                             f"{what} 0x{h:x} is not a live {what} (destroyed, or never created)")
     return obj, 0
@@ -358,7 +373,9 @@ def destroy_stream(stream) -> int:
         del S.streams[st.handle]
         if st in st.context.streams:
             st.context.streams.remove(st)
-    lib.emu_stream_destroy(st.handle)  # drains outside the lock: other threads may go on
+    # drains outside the lock: other threads may go on. The C handle is invalid from here on;
+    # a call that already holds the stream finishes on live memory.
+    lib.emu_stream_destroy(st.handle)
     return 0
 
 
@@ -368,6 +385,11 @@ def _collect_fault(api: str, code: int, buf) -> int:
     return code
 
 
+def _stream_gone(api: str, st: Stream) -> int:
+    return record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
+                  f"stream 0x{st.handle:x} was destroyed by another thread during the call")
+
+
 def synchronize_stream(stream) -> int:
     api = "aclrtSynchronizeStream"
     with S.lock:
@@ -375,7 +397,10 @@ def synchronize_stream(stream) -> int:
     if ret:
         return ret
     buf = new_msg()
-    return _collect_fault(api, lib.emu_stream_synchronize(st.handle, buf, len(buf)), buf)
+    code = lib.emu_stream_synchronize(st.handle, buf, len(buf))
+    if code == E.ACL_ERROR_RT_INVALID_HANDLE:
+        return _stream_gone(api, st)
+    return _collect_fault(api, code, buf)
 
 
 def synchronize_device() -> int:
@@ -384,21 +409,30 @@ def synchronize_device() -> int:
         ctx = _current()
         if ctx is None:
             return record(api, E.ACL_ERROR_RT_CONTEXT_NULL, "no device is set in this thread")
-        streams = [s for s in S.streams.values() if s.device == ctx.device]
+        streams = [s.handle for s in S.streams.values()
+                   if s.device == ctx.device and not s.private]
     first = 0
-    for st in streams:
+    for handle in streams:
         buf = new_msg()
-        code = _collect_fault(api, lib.emu_stream_synchronize(st.handle, buf, len(buf)), buf)
-        first = first or code
+        code = lib.emu_stream_synchronize(handle, buf, len(buf))
+        if code == E.ACL_ERROR_RT_INVALID_HANDLE:
+            continue  # destroyed since the list was taken: nothing of it is left to wait for
+        first = first or _collect_fault(api, code, buf)
     return first
 
 
 def submit(api: str, st: Stream, tasks, n: int) -> int:
     """Enqueue n C task records on a stream (blocking when ACL_LAUNCH_BLOCKING=1)."""
-    blocking = 1 if config.launch_blocking() else 0
+    blocking, ret = config.checked(api, config.launch_blocking)
+    if ret:
+        return ret
+    blocking = 1 if blocking else 0
     buf = new_msg()
     code = lib.emu_stream_submit(st.handle, tasks, n, blocking, buf, len(buf))
-    if code:
+    if code == E.ACL_ERROR_RT_INVALID_HANDLE:
+        record(api, code, f"stream 0x{st.handle:x} or an event of the task was destroyed by "
+               f"another thread during the call: {msg_text(buf)}")
+    elif code:
         record(api, code, f"{'(ACL_LAUNCH_BLOCKING=1) ' if blocking else ''}{msg_text(buf)}")
     return code
 
@@ -419,8 +453,13 @@ _HUGE1G_POLICIES = (6, 7)
 
 
 def device_alloc(api: str, device: int, size: int, policy: int = 0) -> tuple[int, int]:
-    limit = config.mem_limit()
-    enabled, byte = config.poison()
+    limit, ret = config.checked(api, config.mem_limit)
+    if ret:
+        return 0, ret
+    poison, ret = config.checked(api, config.poison)
+    if ret:
+        return 0, ret
+    enabled, byte = poison
     out = ffi.new("uintptr_t *")
     pad = 0 if (policy & 0xFF) in _HUGE1G_POLICIES else 1
     code = lib.emu_mem_alloc(device, size, limit, 1 if enabled else 0, byte, pad, out)
@@ -437,7 +476,7 @@ def device_alloc(api: str, device: int, size: int, policy: int = 0) -> tuple[int
 def malloc(size, policy) -> tuple[int, int]:
     api = "aclrtMalloc"
     size = require_int(api, "size", size)
-    policy = require_int(api, "policy", policy)
+    policy = require_int(api, "policy", policy, ctype="uint32")
     if size <= 0:
         return 0, record(api, E.ACL_ERROR_INVALID_PARAM,
                          f"size must be greater than 0, got {size}")
@@ -544,28 +583,72 @@ def check_device_range(api: str, what: str, addr: int, nbytes: int) -> int:
     """0 if [addr, addr+nbytes) lies in one live device allocation, else a recorded code."""
     dev = ffi.new("int32_t *")
     rc = lib.emu_mem_check_range(addr, nbytes, dev)
-    if rc == 0:
+    if rc == lib.EMU_MEM_OK:
         return 0
-    if rc == 1:
-        hint = (" (it comes from aclrtMallocHost)" if addr in S.host_allocs
-                else freed_text(addr))
+    if rc == lib.EMU_MEM_HOST:
+        hint = " (it comes from aclrtMallocHost)" if addr in S.host_allocs else ""
         return record(api, E.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
                       f"{what} 0x{addr:x} is not device memory{hint}: expected a live "
                       "allocation of aclrtMalloc")
+    if rc == lib.EMU_MEM_NOT_LIVE:
+        return record(api, E.ACL_ERROR_RT_PARAM_INVALID, not_live_text(what, addr, dev[0]))
     base, size, _ = find(addr)
     return record(api, E.ACL_ERROR_RT_PARAM_INVALID,
                   f"{what} bytes [0x{addr:x}, 0x{addr + nbytes:x}) run past the end of the "
                   f"device allocation [0x{base:x}, 0x{base + size:x}) ({size} bytes)")
 
 
-def _check_host(api: str, what: str, addr: int) -> int:
-    if find(addr)[0]:
-        return record(api, E.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
-                      f"{what} 0x{addr:x} is device memory, but the copy kind says host memory")
+def not_live_text(what: str, addr: int, device: int) -> str:
+    """Why an address in a device's address range is not usable: freed, allocated by the parent
+    process before fork(), or never allocated."""
+    base, _ = find_freed(addr)
+    if base and base in S.parent_allocs:
+        return (f"{what} 0x{addr:x} lies in device memory the parent process allocated before "
+                "fork(): device memory does not cross fork(); allocate it again in this process")
     freed = freed_text(addr)
     if freed:
+        return f"{what} 0x{addr:x} is not inside a live device allocation{freed}"
+    base_p, size_p = ffi.new("uintptr_t *"), ffi.new("uint64_t *")
+    if lib.emu_mem_find_before(addr, base_p, size_p):
+        end = base_p[0] + size_p[0]
+        return (f"{what} 0x{addr:x} lies {addr - end} bytes past the end of the device "
+                f"allocation [0x{base_p[0]:x}, 0x{end:x}) ({size_p[0]} bytes), in device "
+                f"{device}'s memory but not inside a live allocation")
+    return (f"{what} 0x{addr:x} lies in device {device}'s memory but not inside a live "
+            "allocation (never allocated)")
+
+
+def is_device(addr: int) -> bool:
+    """True when addr lies in a device's address range (live or not): the emulator's test of
+    "device memory", a range test, never a guess."""
+    return bool(lib.emu_mem_is_device(addr))
+
+
+# host addresses at or above this are kernel space (or not canonical) on every 64-bit target:
+# a negative pointer wraps there (uintptr_t), and no host buffer can lie there
+HOST_ADDRESS_END = 1 << 63
+
+
+def check_host_range(api: str, what: str, addr: int, nbytes: int) -> int:
+    """0 when [addr, addr+nbytes) could be user-space host memory (what the emulator can tell;
+    a garbage host pointer below that still faults, as in C), else a recorded 107016."""
+    if addr >= HOST_ADDRESS_END or nbytes > HOST_ADDRESS_END - addr:
         return record(api, E.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
-                      f"{what} 0x{addr:x} is not host memory{freed}")
+                      f"{what} bytes [0x{addr:x}, 0x{addr + nbytes:x}) are not host memory: "
+                      "they reach past the user-space addresses of a 64-bit process (a negative "
+                      "pointer wraps there, as uintptr_t does)")
+    return 0
+
+
+def _check_host(api: str, what: str, addr: int, nbytes: int = 0) -> int:
+    ret = check_host_range(api, what, addr, nbytes)
+    if ret:
+        return ret
+    if is_device(addr):
+        live = find(addr)[0]
+        state = "device memory" if live else f"in device memory{freed_text(addr)}"
+        return record(api, E.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+                      f"{what} 0x{addr:x} is {state}, but the copy kind says host memory")
     return 0
 
 
@@ -576,7 +659,7 @@ def _memcpy_checks(api, dst, dest_max, src, count, kind):
     src = require_int(api, "src", src, allow_none=True)
     dest_max = require_int(api, "destMax", dest_max)
     count = require_int(api, "count", count)
-    kind = require_int(api, "kind", kind)
+    kind = require_int(api, "kind", kind, ctype="int32")
     if count == 0:
         return None, 0
     if dst == 0 or src == 0:
@@ -592,11 +675,10 @@ def _memcpy_checks(api, dst, dest_max, src, count, kind):
                             f"count {count} is greater than destMax {dest_max}")
     name, dst_dev, src_dev = _MEMCPY_KINDS[kind]
     if dst_dev is None:  # ACL_MEMCPY_DEFAULT: the system decides from the pointers
-        dst_dev = bool(find(dst)[0] or find_freed(dst)[0])
-        src_dev = bool(find(src)[0] or find_freed(src)[0])
+        dst_dev, src_dev = is_device(dst), is_device(src)
     for what, addr, on_dev in (("dst", dst, dst_dev), ("src", src, src_dev)):
         ret = (check_device_range(api, f"{what} ({name})", addr, count) if on_dev
-               else _check_host(api, f"{what} ({name})", addr))
+               else _check_host(api, f"{what} ({name})", addr, count))
         if ret:
             return None, ret
     return (dst, src, count, kind, dst_dev, src_dev), 0
@@ -608,8 +690,10 @@ def memcpy(dst, dest_max, src, count, kind) -> int:
     if args is None:
         return ret
     dst, src, count = args[0], args[1], args[2]
-    if dst != src:
-        lib.emu_memcpy(dst, src, count)
+    if lib.emu_memcpy(dst, src, count) != 0:  # re-checked under the table's lock
+        return record(api, E.ACL_ERROR_RT_PARAM_INVALID,
+                      f"the device memory of the copy [0x{dst:x} <- 0x{src:x}, {count} bytes) "
+                      "was freed by another thread during the call; nothing was copied")
     return 0
 
 
@@ -652,7 +736,7 @@ def memcpy_async(dst, dest_max, src, count, kind, stream) -> int:
 def _memset_checks(api, dev_ptr, max_count, value, count, device_only):
     ptr = require_int(api, "devPtr", dev_ptr, allow_none=True)
     max_count = require_int(api, "maxCount", max_count)
-    value = require_int(api, "value", value)
+    value = require_int(api, "value", value, ctype="int32")
     count = require_int(api, "count", count)
     if count == 0:
         return None, 0
@@ -664,11 +748,12 @@ def _memset_checks(api, dev_ptr, max_count, value, count, device_only):
     if count < 0 or max_count < 0 or count > max_count:
         return None, record(api, E.ACL_ERROR_RT_PARAM_INVALID,
                             f"count {count} is greater than maxCount {max_count}")
-    on_device = bool(find(ptr)[0] or find_freed(ptr)[0])
-    if on_device or device_only:
+    if is_device(ptr) or device_only:
         ret = check_device_range(api, "devPtr", ptr, count)
-        if ret:
-            return None, ret
+    else:  # aclrtMemset on host memory: "decided by the system from the pointer"
+        ret = check_host_range(api, "devPtr", ptr, count)
+    if ret:
+        return None, ret
     return (ptr, value, count), 0
 
 
@@ -678,7 +763,11 @@ def memset(dev_ptr, max_count, value, count) -> int:
     if args is None:
         return ret
     ptr, value, count = args
-    lib.emu_memset(ptr, value, count)  # host or device: "decided by the system from the pointer"
+    # host or device: "decided by the system from the pointer" (by address range here)
+    if lib.emu_memset(ptr, value, count) != 0:  # re-checked under the table's lock
+        return record(api, E.ACL_ERROR_RT_PARAM_INVALID,
+                      f"devPtr 0x{ptr:x} was freed by another thread during the call; nothing "
+                      "was written")
     return 0
 
 
@@ -700,14 +789,16 @@ def memset_async(dev_ptr, max_count, value, count, stream) -> int:
 
 def get_mem_info(attr) -> tuple[int, int, int]:
     api = "aclrtGetMemInfo"
-    attr = require_int(api, "attr", attr)
+    attr = require_int(api, "attr", attr, ctype="int32")
     if not 0 <= attr <= 17:
         return 0, 0, record(api, E.ACL_ERROR_INVALID_PARAM,
                             f"attr {attr} is not an aclrtMemAttr (expected 0..17)")
     device, ret = current_device(api)
     if ret:
         return 0, 0, ret
-    total = config.mem_limit()
+    total, ret = config.checked(api, config.mem_limit)
+    if ret:
+        return 0, 0, ret
     used = lib.emu_mem_used(device)
     return max(total - used, 0), total, 0
 
@@ -736,6 +827,7 @@ def destroy_event(event) -> int:
         if ret:
             return ret
         del S.events[ev.handle]
+    # invalid at once for new calls; queued records and waiting synchronizes keep it alive
     lib.emu_event_destroy(ev.handle)
     return 0
 
@@ -772,6 +864,9 @@ def query_event_status(event) -> tuple[int, int]:
         if ret:
             return 0, ret
         status = lib.emu_event_status(ev.handle)
+    if status < 0:
+        return 0, record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
+                         f"event 0x{ev.handle:x} was destroyed by another thread during the call")
     return (1 if status == 2 else 0), 0  # ACL_EVENT_RECORDED_STATUS_COMPLETE / NOT_READY
 
 
@@ -781,7 +876,11 @@ def synchronize_event(event) -> int:
         ev, ret = _lookup_event(api, event)
         if ret:
             return ret
-    return lib.emu_event_synchronize(ev.handle)
+    code = lib.emu_event_synchronize(ev.handle)
+    if code:
+        return record(api, code, f"event 0x{ev.handle:x} was destroyed by another thread "
+                      "before the synchronize began")
+    return 0
 
 
 def event_elapsed_time(start, end) -> tuple[float, int]:
@@ -795,6 +894,8 @@ def event_elapsed_time(start, end) -> tuple[float, int]:
             return 0.0, ret
         ms = ffi.new("float *")
         code = lib.emu_event_elapsed_ms(a.handle, b.handle, ms)
+    if code == E.ACL_ERROR_RT_INVALID_HANDLE:
+        return 0.0, record(api, code, "an event was destroyed by another thread during the call")
     if code == E.ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID:
         return 0.0, record(api, code, "both events must have been recorded on a stream")
     if code:
@@ -816,7 +917,8 @@ class _PrivateStream:
         sh = lib.emu_stream_create(0)
         if not sh:
             raise MemoryError("could not start the functional layer's stream")
-        self.stream = Stream(handle=sh, device=0, context=Context(handle=0, device=0))
+        self.stream = Stream(handle=sh, device=0, context=Context(handle=0, device=0),
+                             private=True)
         with S.lock:
             S.streams[sh] = self.stream
 
@@ -836,3 +938,26 @@ def internal_stream() -> Stream:
     if holder is None:
         holder = _internal.holder = _PrivateStream()
     return holder.stream
+
+
+# ---------------------------------------------------------------------------------- fork ----
+
+
+def _after_fork_in_child() -> None:
+    """fork(), as CUDA users know it: the child has none of the parent's threads, so none of its
+    streams, events, contexts or device memory (the C core dropped them in its own fork handler,
+    which has already run). The runtime starts afresh: not initialised, no device set, and the
+    parent's handles answer ACL_ERROR_RT_INVALID_HANDLE with a message that says why. The locks
+    are new: one held by another thread of the parent at the fork would never be released."""
+    global _internal
+    parent_handles = set(S.streams) | set(S.events) | set(S.contexts) | S.parent_handles
+    parent_allocs = {**S.parent_allocs, **S.user_allocs}
+    S.__init__()
+    S.parent_handles = parent_handles
+    S.parent_allocs = parent_allocs
+    config.clear_overrides()
+    _internal = threading.local()  # the functional layer's stream was the parent's
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

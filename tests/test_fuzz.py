@@ -381,7 +381,7 @@ def run_phase1_case(op: str, specs: dict, dim: int, stream: int) -> None:
 
 
 @pytest.mark.parametrize("op", list(OPS))
-@fuzz_settings(200)
+@fuzz_settings(450)
 @given(data=st.data())
 def test_phase1_random_arguments(op, fuzz_stream, data):
     specs, dim = data.draw(phase1_cases(op, allow_negative=False), label="specs, dim")
@@ -640,6 +640,7 @@ class RuntimeMachine(RuleBasedStateMachine):
         self.poison = byte if enabled else None
         self.dev: dict[int, bytearray] = {}  # live allocations: base -> model bytes
         self.freed: list[int] = []
+        self.freed_sizes: dict[int, int] = {}  # freed base -> size
         self.host_arrays = []
         self.host: dict[int, bytearray] = {}  # host buffer base -> model bytes
         for i in range(2):
@@ -689,6 +690,13 @@ class RuntimeMachine(RuleBasedStateMachine):
             if base <= ptr < base + len(m):
                 return base
         return None
+
+    def in_device(self, ptr):
+        """Device memory by address, as docs/reliability.md defines it: a live allocation or
+        one this model freed (the emulator never hands a freed address out again soon)."""
+        if self.find_dev(ptr) is not None:
+            return True
+        return any(base <= ptr < base + size for base, size in self.freed_sizes.items())
 
     def find_host(self, ptr):
         for base, m in self.host.items():
@@ -786,22 +794,22 @@ class RuntimeMachine(RuleBasedStateMachine):
             return 0, None
         if dst == 0 or src == 0 or kind not in range(6):
             return 100000, None
-        if count < 0 or dest_max < 0 or count > dest_max:
+        if count > dest_max % (1 << 64):  # size_t: a negative destMax wraps (aclnn_py.cint)
             return 107000, None
         sides = {H2H: (False, False), H2D: (True, False), D2H: (False, True),
                  D2D: (True, True), H2B2D: (True, False)}
-        if kind == DEFAULT:
-            dst_dev, src_dev = self.find_dev(dst) is not None, self.find_dev(src) is not None
+        if kind == DEFAULT:  # decided by address range: freed device memory is device memory
+            dst_dev, src_dev = self.in_device(dst), self.in_device(src)
         else:
             dst_dev, src_dev = sides[kind]
         for ptr, on_dev in ((dst, dst_dev), (src, src_dev)):
             base = self.find_dev(ptr)
             if on_dev:
-                if base is None:
-                    return 107016, None
+                if base is None:  # host memory 107016; device memory in no live allocation 107000
+                    return (107000 if self.in_device(ptr) else 107016), None
                 if ptr + count > base + len(self.dev[base]):
                     return 107000, None
-            elif base is not None:
+            elif self.in_device(ptr):
                 return 107016, None
         if is_async:
             if not dst_dev and not src_dev:
@@ -816,12 +824,14 @@ class RuntimeMachine(RuleBasedStateMachine):
             return 0, None
         if ptr == 0:
             return 100000, None
-        if count < 0 or max_count < 0 or count > max_count:
+        if count > max_count % (1 << 64):  # size_t: a negative maxCount wraps
             return 107000, None
         base = self.find_dev(ptr)
         if base is not None:
             if ptr + count > base + len(self.dev[base]):
                 return 107000, None
+        elif self.in_device(ptr):  # freed device memory is still device memory: 107000
+            return 107000, None
         elif device_only:
             return 107016, None
         if device_only and self.live_stream_key(stream) == "dead":
@@ -858,7 +868,8 @@ class RuntimeMachine(RuleBasedStateMachine):
         size = data.draw(st.one_of(st.integers(1, 512), st.sampled_from(
             [0, -1, 1 << 62, (1 << 64) - 1])), label="size")
         policy = data.draw(st.sampled_from([int(p) for p in acl.aclrtMemMallocPolicy]))
-        want = 100000 if size <= 0 else 207001 if size > (1 << 40) else 0
+        # size_t: -1 wraps to 2**64 - 1, beyond any limit (aclnn_py.cint)
+        want = 100000 if size == 0 else 207001 if size % (1 << 64) > (1 << 40) else 0
         ptr, ret = self.call("aclrtMalloc", acl.rt.malloc(size, policy), want)
         if ret:
             assert ptr == 0
@@ -889,7 +900,7 @@ class RuntimeMachine(RuleBasedStateMachine):
         want = 100000 if ptr == 0 else 0 if ptr in self.dev else 207002
         self.call("aclrtFree", acl.rt.free(ptr), want)
         if want == 0:
-            del self.dev[ptr]
+            self.freed_sizes[ptr] = len(self.dev.pop(ptr))
             self.freed.append(ptr)
 
     def do_memcpy(self, data, is_async: bool):

@@ -26,6 +26,17 @@
 #define EMU_MAX_DIMS 8
 #define EMU_MAX_RANGES 3
 #define EMU_MSG_LEN 512
+#define EMU_MAX_DEVICES 64
+#define EMU_DEVICE_VA_BYTES 0x20000000000
+    /* 2 TiB of virtual addresses reserved per device on its first allocation */
+#define EMU_MAX_MEM_LIMIT 0x10000000000
+    /* 1 TiB: the largest per-device memory limit the address space holds */
+
+/* emu_mem_check_range results */
+#define EMU_MEM_OK 0
+#define EMU_MEM_HOST 1       /* not in any device's address range: host memory */
+#define EMU_MEM_PAST_END 2   /* starts in a live allocation but runs past its end */
+#define EMU_MEM_NOT_LIVE 3   /* in a device's range, outside every live allocation */
 
 /* ---------------------------------------------------------------- kernels (csrc/kernels) ----
  * Each returns 0, or -1 for a dtype it does not implement. Kernels never allocate, never touch
@@ -47,22 +58,29 @@ int aclk_num_threads(void);
 void aclk_set_num_threads(int n);
 
 /* ------------------------------------------------------------- device memory (memory.c) ----
- * Device memory is host memory tracked in one allocation table. Every device pointer that
- * enters the emulator is looked up there; stream workers hold the table's read lock while a
- * task runs, so a free waits for the task that is using the memory and later tasks see it gone. */
+ * Each device is a range of reserved virtual addresses; allocations are carved out of it, so an
+ * address is device memory exactly when it lies in a device's range. Every allocation has a
+ * unique id; queued tasks carry the ids of the allocations they touch. Stream workers hold the
+ * table's read lock while a task runs, so a free waits for the task that is using the memory. */
 int emu_mem_alloc(int32_t device, uint64_t size, uint64_t limit, int poison, int poison_byte,
                   int pad, uintptr_t *out_ptr);
-    /* 0, or 207001 past the limit / OOM. Charges round_up(size, 32), + 32 bytes if pad */
+    /* 0, 100000 for a bad device or size 0, or 207001 past the limit / out of address space.
+       Charges round_up(size, 32), + 32 bytes if pad */
 int emu_mem_free(uintptr_t ptr);                        /* 0, or 207002 if not a live base */
 int emu_mem_find(uintptr_t addr, uintptr_t *base, uint64_t *size, int32_t *device);  /* 1 found */
 int emu_mem_find_freed(uintptr_t addr, uintptr_t *base, uint64_t *size);
-    /* 1 if addr lies in a freed allocation still held in quarantine (recently freed memory) */
+    /* 1 if addr is not live but lies in one of the last 4096 freed allocations (messages only) */
+int emu_mem_find_before(uintptr_t addr, uintptr_t *base, uint64_t *size);
+    /* 1: the live allocation of addr's device with the highest base <= addr (messages) */
 int emu_mem_check_range(uintptr_t addr, uint64_t nbytes, int32_t *device);
-    /* 0 inside one live allocation; 1 start not in device memory; 2 runs past the end */
+    /* EMU_MEM_*; *device is set for every result but EMU_MEM_HOST */
+int emu_mem_is_device(uintptr_t addr);                  /* 1 if addr lies in a device's range */
 uint64_t emu_mem_used(int32_t device);                  /* bytes reserved (padded sizes) */
 int64_t emu_mem_count(void);                            /* live allocations, all devices */
-int emu_memcpy(uintptr_t dst, uintptr_t src, uint64_t n);         /* under the read lock */
+int emu_memcpy(uintptr_t dst, uintptr_t src, uint64_t n);
 int emu_memset(uintptr_t dst, int value, uint64_t n);
+    /* synchronous, under the read lock: 0, or EMU_MEM_NOT_LIVE / EMU_MEM_PAST_END (nothing
+       written) when a side that lies in device memory is not inside one live allocation */
 uintptr_t emu_host_alloc(uint64_t size);                /* 64-byte aligned, 0 on failure */
 void emu_host_free(uintptr_t ptr);
 
@@ -85,6 +103,7 @@ void emu_host_free(uintptr_t ptr);
 typedef struct emu_range {
     uintptr_t ptr;      /* device bytes the task touches, checked again when it runs */
     uint64_t nbytes;
+    uint64_t alloc_id;  /* filled by emu_stream_submit: the allocation the range lies in */
     char name[32];      /* what the user calls it: "gradOutput", "out", "workspace", ... */
 } emu_range;
 
@@ -110,14 +129,19 @@ typedef struct emu_task {
     int32_t value;      /* memset byte */
     int32_t nranges;
     emu_range ranges[3];
-    uintptr_t event;    /* EMU_TASK_EVENT_* */
+    uintptr_t event;    /* EMU_TASK_EVENT_*: the event's handle */
     int64_t seq;        /* filled by emu_stream_submit */
     char op[64];        /* operator or runtime call that enqueued the task */
     char step[32];      /* plan step: "Contiguous", "Cast", "SoftmaxGrad", "ViewCopy", ... */
 } emu_task;
 
-uintptr_t emu_stream_create(int32_t device);
-int emu_stream_destroy(uintptr_t stream);               /* drains, then joins the worker */
+/* Streams and events are handles (handle.c), not pointers: every call below returns 107017
+   (ACL_ERROR_RT_INVALID_HANDLE) for a handle that is destroyed, never created, or the parent
+   process's after fork(); status getters return -1 for one. */
+uintptr_t emu_stream_create(int32_t device);            /* 0 if no thread or handle is left */
+int emu_stream_destroy(uintptr_t stream);
+    /* invalidates the handle at once, lets queued tasks finish, joins the worker; the memory
+       goes after the last call still using the stream returns */
 int emu_stream_submit(uintptr_t stream, const emu_task *tasks, int32_t n, int blocking,
                       char *msg, int msglen);
     /* enqueues; with blocking=1 waits until the stream drains and returns (and clears) its fault */
@@ -128,7 +152,8 @@ int emu_stream_pending(uintptr_t stream);               /* tasks enqueued and no
 int64_t emu_stream_tasks_run(uintptr_t stream);         /* tasks finished since creation */
 
 uintptr_t emu_event_create(void);
-int emu_event_destroy(uintptr_t event);
+int emu_event_destroy(uintptr_t event);     /* queued records and waits keep it alive */
+int64_t emu_handle_count(int32_t kind);     /* live handles: 1 streams, 2 events */
 int emu_event_status(uintptr_t event);  /* 0 never recorded, 1 recorded not done, 2 complete */
 int emu_event_synchronize(uintptr_t event);
 int emu_event_elapsed_ms(uintptr_t start, uintptr_t end, float *ms);

@@ -4,9 +4,43 @@
 
 #include <stdint.h>
 
+/* ------------------------------------------------------------------ memory.c ---- */
 void emu_mem_read_lock(void);
 void emu_mem_read_unlock(void);
 /* emu_mem_check_range without taking the lock: the caller holds the read lock */
 int emu_mem_check_range_locked(uintptr_t addr, uint64_t nbytes, int32_t *device);
+/* the id (generation) of the live allocation holding all of [addr, addr + nbytes), or 0 */
+uint64_t emu_mem_range_id_locked(uintptr_t addr, uint64_t nbytes);
+/* 1 if [addr, addr + nbytes) still lies in the live allocation with this id */
+int emu_mem_task_range_ok_locked(uintptr_t addr, uint64_t nbytes, uint64_t id);
+void emu_mem_atfork_prepare(void);
+void emu_mem_atfork_parent(void);
+void emu_mem_atfork_child(void);
+
+/* ------------------------------------------------------------------ handle.c ---- */
+/* A reference-counted object behind a handle. The handle table holds one reference from
+ * emu_handle_new until emu_handle_close; every call that uses the object holds another one
+ * (emu_handle_acquire .. emu_ref_release); the last release calls destroy. */
+typedef struct emu_ref {
+    int refs;
+    void (*destroy)(struct emu_ref *self);
+} emu_ref;
+
+#define EMU_KIND_STREAM 1
+#define EMU_KIND_EVENT 2
+
+uintptr_t emu_handle_new(int kind, emu_ref *obj);      /* 0 if the table is full */
+emu_ref *emu_handle_acquire(uintptr_t handle, int kind); /* +1 reference, or NULL */
+emu_ref *emu_handle_close(uintptr_t handle, int kind);
+    /* invalidates the handle at once for new calls; returns the object with the table's
+       reference, which the caller releases when done with it (NULL if not live) */
+void emu_ref_retain(emu_ref *r);
+void emu_ref_release(emu_ref *r);
+
+/* ------------------------------------------------------------------ stream.c ---- */
+void emu_runtime_init(void); /* handle.c: registers the fork handlers once */
+void emu_stream_atfork_prepare(void);
+void emu_stream_atfork_parent(void);
+void emu_stream_atfork_child(void);
 
 #endif

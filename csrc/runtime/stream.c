@@ -9,8 +9,15 @@
  *
  * An event counts the records enqueued on it (record_seq) and completed (done_seq). A wait task
  * captures record_seq when it is enqueued and blocks its stream until done_seq reaches it, which
- * is how stream_wait_event orders two streams. Events are reference counted by the tasks that
- * name them, so destroying an event with work still pending is safe.
+ * is how stream_wait_event orders two streams.
+ *
+ * Ownership (handle.c): users hold handles, not pointers. Every call takes a reference on the
+ * stream or event it uses and drops it when it returns; a queued task holds a reference on the
+ * event it names until it has run. Destroying a stream invalidates its handle at once (new calls
+ * get 107017), lets the tasks already queued finish, stops the worker, and frees the stream
+ * after its last user: a synchronize that was waiting returns normally. A task's device ranges
+ * carry the id of the allocation they were checked against when the task was enqueued; the
+ * worker checks that id again, under the allocation table's read lock, when the task runs.
  */
 #define _GNU_SOURCE
 #include "aclnn_emu.h"
@@ -27,19 +34,21 @@
 
 #define FAULT_KERNEL 507015 /* ACL_ERROR_RT_AICORE_EXCEPTION */
 #define FAULT_DMA 507013    /* ACL_ERROR_RT_SYS_DMA */
+#define INVALID_HANDLE 107017 /* ACL_ERROR_RT_INVALID_HANDLE */
 
 typedef struct emu_event {
+    emu_ref ref; /* first: the handle table's, each caller's, each queued task's */
     int64_t record_seq;
     int64_t done_seq;
     int valid; /* recorded and not reset since */
     double time_ms;
-    int refs;  /* the user's handle + one per task that names it */
 } emu_event;
 
 static pthread_mutex_t event_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t event_cv = PTHREAD_COND_INITIALIZER;
 
 typedef struct emu_stream {
+    emu_ref ref; /* first */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t work_cv;
@@ -47,7 +56,8 @@ typedef struct emu_stream {
     emu_task *queue;
     int64_t cap, head, count;
     int64_t submitted, completed;
-    int stop;
+    int closing; /* destroy has begun: no new tasks */
+    int stop;    /* the worker exits once the queue is empty */
     int fault;
     char fault_msg[EMU_MSG_LEN];
     int32_t device;
@@ -60,10 +70,16 @@ double emu_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static void event_release_locked(emu_event *ev)
+static void set_msg(char *msg, int msglen, const char *text)
 {
-    if (--ev->refs == 0)
-        free(ev);
+    if (msg && msglen > 0)
+        snprintf(msg, (size_t)msglen, "%s", text);
+}
+
+static int is_event_task(int32_t type)
+{
+    return type == EMU_TASK_EVENT_RECORD || type == EMU_TASK_EVENT_WAIT ||
+           type == EMU_TASK_EVENT_RESET;
 }
 
 /* ------------------------------------------------------------------ task execution ------- */
@@ -103,12 +119,16 @@ static int run_data_task(const emu_task *t, char *msg, int msglen)
         const emu_range *r = &t->ranges[i];
         if (r->nbytes == 0)
             continue;
-        if (emu_mem_check_range_locked(r->ptr, r->nbytes, NULL) != 0) {
+        if (!emu_mem_task_range_ok_locked(r->ptr, r->nbytes, r->alloc_id)) {
             snprintf(msg, (size_t)msglen,
-                     "%s: %s: '%s' bytes [0x%" PRIxPTR ", 0x%" PRIxPTR ") are no longer inside a "
-                     "live device allocation when the task runs (was the memory freed before "
-                     "the stream reached it?)",
-                     t->op, t->step, r->name, r->ptr, r->ptr + (uintptr_t)r->nbytes);
+                     "%s: %s: '%s' bytes [0x%" PRIxPTR ", 0x%" PRIxPTR ") %s; the task wrote "
+                     "nothing",
+                     t->op, t->step, r->name, r->ptr, r->ptr + (uintptr_t)r->nbytes,
+                     r->alloc_id == 0
+                         ? "were not inside a live device allocation when the task was enqueued"
+                         : "belong to a device allocation that is no longer live: it was "
+                           "freed before the stream reached the task (the address may have been "
+                           "allocated again since)");
             rc = code;
             goto out;
         }
@@ -139,7 +159,7 @@ out:
 
 static void run_task(emu_stream *s, const emu_task *t)
 {
-    emu_event *ev = (emu_event *)t->event;
+    emu_event *ev = (emu_event *)t->event; /* resolved at submit; the task holds a reference */
     switch (t->type) {
     case EMU_TASK_EVENT_RECORD:
         pthread_mutex_lock(&event_mu);
@@ -147,23 +167,23 @@ static void run_task(emu_stream *s, const emu_task *t)
             ev->done_seq = t->seq;
         ev->valid = 1;
         ev->time_ms = emu_now_ms();
-        event_release_locked(ev);
         pthread_cond_broadcast(&event_cv);
         pthread_mutex_unlock(&event_mu);
+        emu_ref_release(&ev->ref);
         return;
     case EMU_TASK_EVENT_WAIT:
         pthread_mutex_lock(&event_mu);
         while (ev->done_seq < t->seq)
             pthread_cond_wait(&event_cv, &event_mu);
-        event_release_locked(ev);
         pthread_mutex_unlock(&event_mu);
+        emu_ref_release(&ev->ref);
         return;
     case EMU_TASK_EVENT_RESET:
         pthread_mutex_lock(&event_mu);
         if (ev->done_seq == ev->record_seq)
             ev->valid = 0;
-        event_release_locked(ev);
         pthread_mutex_unlock(&event_mu);
+        emu_ref_release(&ev->ref);
         return;
     case EMU_TASK_SLEEP:
         usleep((useconds_t)t->n);
@@ -213,11 +233,24 @@ static void *worker_main(void *arg)
 
 /* ------------------------------------------------------------------------- streams ------- */
 
+static void stream_free(emu_ref *r)
+{
+    emu_stream *s = (emu_stream *)r;
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->work_cv);
+    pthread_cond_destroy(&s->done_cv);
+    free(s->queue);
+    free(s);
+}
+
 uintptr_t emu_stream_create(int32_t device)
 {
+    emu_runtime_init();
     emu_stream *s = calloc(1, sizeof *s);
     if (!s)
         return 0;
+    s->ref.refs = 1; /* the handle table's */
+    s->ref.destroy = stream_free;
     s->device = device;
     s->cap = 64;
     s->queue = malloc((size_t)s->cap * sizeof *s->queue);
@@ -229,26 +262,37 @@ uintptr_t emu_stream_create(int32_t device)
     pthread_cond_init(&s->work_cv, NULL);
     pthread_cond_init(&s->done_cv, NULL);
     if (pthread_create(&s->thread, NULL, worker_main, s) != 0) {
-        free(s->queue);
-        free(s);
+        stream_free(&s->ref);
         return 0;
     }
-    return (uintptr_t)s;
+    uintptr_t h = emu_handle_new(EMU_KIND_STREAM, &s->ref);
+    if (!h) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_signal(&s->work_cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thread, NULL);
+        stream_free(&s->ref);
+    }
+    return h;
+}
+
+static emu_stream *acquire_stream(uintptr_t stream)
+{
+    return (emu_stream *)emu_handle_acquire(stream, EMU_KIND_STREAM);
 }
 
 static int take_fault_locked(emu_stream *s, char *msg, int msglen)
 {
     int rc = s->fault;
-    if (msg && msglen > 0)
-        snprintf(msg, (size_t)msglen, "%s", rc ? s->fault_msg : "");
+    set_msg(msg, msglen, rc ? s->fault_msg : "");
     s->fault = 0;
     s->fault_msg[0] = '\0';
     return rc;
 }
 
-int emu_stream_synchronize(uintptr_t stream, char *msg, int msglen)
+static int sync_stream(emu_stream *s, char *msg, int msglen)
 {
-    emu_stream *s = (emu_stream *)stream;
     pthread_mutex_lock(&s->mu);
     int64_t target = s->submitted;
     while (s->completed < target)
@@ -258,20 +302,32 @@ int emu_stream_synchronize(uintptr_t stream, char *msg, int msglen)
     return rc;
 }
 
+int emu_stream_synchronize(uintptr_t stream, char *msg, int msglen)
+{
+    emu_stream *s = acquire_stream(stream);
+    if (!s) {
+        set_msg(msg, msglen, "the stream is not live (destroyed, or never created here)");
+        return INVALID_HANDLE;
+    }
+    int rc = sync_stream(s, msg, msglen);
+    emu_ref_release(&s->ref);
+    return rc;
+}
+
 int emu_stream_destroy(uintptr_t stream)
 {
-    emu_stream *s = (emu_stream *)stream;
-    emu_stream_synchronize(stream, NULL, 0);
+    emu_stream *s = (emu_stream *)emu_handle_close(stream, EMU_KIND_STREAM);
+    if (!s)
+        return INVALID_HANDLE;
     pthread_mutex_lock(&s->mu);
+    s->closing = 1; /* submits that acquired the stream before the close are refused now */
+    while (s->completed < s->submitted)
+        pthread_cond_wait(&s->done_cv, &s->mu);
     s->stop = 1;
     pthread_cond_signal(&s->work_cv);
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->thread, NULL);
-    pthread_mutex_destroy(&s->mu);
-    pthread_cond_destroy(&s->work_cv);
-    pthread_cond_destroy(&s->done_cv);
-    free(s->queue);
-    free(s);
+    emu_ref_release(&s->ref); /* the table's; a synchronize still returning holds its own */
     return 0;
 }
 
@@ -294,107 +350,190 @@ static int grow_locked(emu_stream *s, int64_t need)
     return 0;
 }
 
+static void release_task_events(emu_task *tasks, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (is_event_task(tasks[i].type) && tasks[i].event)
+            emu_ref_release((emu_ref *)tasks[i].event);
+}
+
 int emu_stream_submit(uintptr_t stream, const emu_task *tasks, int32_t n, int blocking,
                       char *msg, int msglen)
 {
-    emu_stream *s = (emu_stream *)stream;
-    if (msg && msglen > 0)
-        msg[0] = '\0';
+    set_msg(msg, msglen, "");
     if (n <= 0)
         return 0;
+    emu_stream *s = acquire_stream(stream);
+    if (!s) {
+        set_msg(msg, msglen, "the stream is not live (destroyed, or never created here)");
+        return INVALID_HANDLE;
+    }
+    int rc = 0;
+    emu_task *copy = malloc((size_t)n * sizeof *copy);
+    if (!copy) {
+        set_msg(msg, msglen, "out of host memory for the stream's task queue");
+        rc = 207008; /* ACL_ERROR_RT_NO_STREAM_RESOURCE */
+        goto out;
+    }
+    memcpy(copy, tasks, (size_t)n * sizeof *copy);
+    /* events: handle -> referenced object, held by the task until it runs */
+    for (int32_t i = 0; i < n; i++) {
+        if (!is_event_task(copy[i].type))
+            continue;
+        emu_ref *ev = emu_handle_acquire(copy[i].event, EMU_KIND_EVENT);
+        if (!ev) {
+            release_task_events(copy, i);
+            set_msg(msg, msglen, "the event is not live (destroyed, or never created here)");
+            rc = INVALID_HANDLE;
+            goto out;
+        }
+        copy[i].event = (uintptr_t)ev;
+    }
+    /* device ranges: which allocation (and generation) each task touches */
+    emu_mem_read_lock();
+    for (int32_t i = 0; i < n; i++)
+        for (int j = 0; j < copy[i].nranges && j < EMU_MAX_RANGES; j++)
+            copy[i].ranges[j].alloc_id =
+                emu_mem_range_id_locked(copy[i].ranges[j].ptr, copy[i].ranges[j].nbytes);
+    emu_mem_read_unlock();
     pthread_mutex_lock(&s->mu);
-    if (grow_locked(s, n) != 0) {
+    if (s->closing || grow_locked(s, n) != 0) {
+        int closing = s->closing;
         pthread_mutex_unlock(&s->mu);
-        if (msg && msglen > 0)
-            snprintf(msg, (size_t)msglen, "out of host memory for the stream's task queue");
-        return 207008; /* ACL_ERROR_RT_NO_STREAM_RESOURCE */
+        release_task_events(copy, n);
+        set_msg(msg, msglen, closing ? "the stream is being destroyed"
+                                     : "out of host memory for the stream's task queue");
+        rc = closing ? INVALID_HANDLE : 207008;
+        goto out;
     }
     for (int32_t i = 0; i < n; i++) {
-        emu_task t = tasks[i];
-        emu_event *ev = (emu_event *)t.event;
-        if (ev && (t.type == EMU_TASK_EVENT_RECORD || t.type == EMU_TASK_EVENT_WAIT ||
-                   t.type == EMU_TASK_EVENT_RESET)) {
+        emu_task *t = &copy[i];
+        if (is_event_task(t->type)) {
+            emu_event *ev = (emu_event *)t->event;
             pthread_mutex_lock(&event_mu);
-            if (t.type == EMU_TASK_EVENT_RECORD)
-                t.seq = ++ev->record_seq;
-            else
-                t.seq = ev->record_seq;
-            ev->refs++;
+            t->seq = t->type == EMU_TASK_EVENT_RECORD ? ++ev->record_seq : ev->record_seq;
             pthread_mutex_unlock(&event_mu);
         }
-        s->queue[(s->head + s->count) % s->cap] = t;
+        s->queue[(s->head + s->count) % s->cap] = *t;
         s->count++;
         s->submitted++;
     }
     pthread_cond_signal(&s->work_cv);
     pthread_mutex_unlock(&s->mu);
-    if (!blocking)
-        return 0;
-    return emu_stream_synchronize(stream, msg, msglen);
+    if (blocking)
+        rc = sync_stream(s, msg, msglen);
+out:
+    free(copy);
+    emu_ref_release(&s->ref);
+    return rc;
 }
 
 int emu_stream_pending(uintptr_t stream)
 {
-    emu_stream *s = (emu_stream *)stream;
+    emu_stream *s = acquire_stream(stream);
+    if (!s)
+        return -1;
     pthread_mutex_lock(&s->mu);
     int64_t pending = s->submitted - s->completed;
     pthread_mutex_unlock(&s->mu);
+    emu_ref_release(&s->ref);
     return (int)pending;
 }
 
 int64_t emu_stream_tasks_run(uintptr_t stream)
 {
-    emu_stream *s = (emu_stream *)stream;
+    emu_stream *s = acquire_stream(stream);
+    if (!s)
+        return -1;
     pthread_mutex_lock(&s->mu);
     int64_t done = s->completed;
     pthread_mutex_unlock(&s->mu);
+    emu_ref_release(&s->ref);
     return done;
+}
+
+/* fork: event_mu is taken around fork so the child's copy is consistent; streams need nothing
+ * (the child never touches the parent's streams: their handles are gone). */
+void emu_stream_atfork_prepare(void) { pthread_mutex_lock(&event_mu); }
+
+void emu_stream_atfork_parent(void) { pthread_mutex_unlock(&event_mu); }
+
+void emu_stream_atfork_child(void)
+{
+    pthread_mutex_init(&event_mu, NULL);
+    pthread_cond_init(&event_cv, NULL);
 }
 
 /* -------------------------------------------------------------------------- events ------- */
 
+static void event_free(emu_ref *r) { free(r); }
+
 uintptr_t emu_event_create(void)
 {
+    emu_runtime_init();
     emu_event *ev = calloc(1, sizeof *ev);
     if (!ev)
         return 0;
-    ev->refs = 1;
-    return (uintptr_t)ev;
+    ev->ref.refs = 1;
+    ev->ref.destroy = event_free;
+    uintptr_t h = emu_handle_new(EMU_KIND_EVENT, &ev->ref);
+    if (!h)
+        free(ev);
+    return h;
 }
 
 int emu_event_destroy(uintptr_t event)
 {
-    pthread_mutex_lock(&event_mu);
-    event_release_locked((emu_event *)event);
-    pthread_mutex_unlock(&event_mu);
+    emu_ref *ev = emu_handle_close(event, EMU_KIND_EVENT);
+    if (!ev)
+        return INVALID_HANDLE;
+    emu_ref_release(ev); /* queued tasks and waiting callers keep it alive until they are done */
     return 0;
+}
+
+static emu_event *acquire_event(uintptr_t event)
+{
+    return (emu_event *)emu_handle_acquire(event, EMU_KIND_EVENT);
 }
 
 int emu_event_status(uintptr_t event)
 {
-    emu_event *ev = (emu_event *)event;
+    emu_event *ev = acquire_event(event);
+    if (!ev)
+        return -1;
     pthread_mutex_lock(&event_mu);
     int st = ev->done_seq < ev->record_seq ? 1 : (ev->valid ? 2 : 0);
     pthread_mutex_unlock(&event_mu);
+    emu_ref_release(&ev->ref);
     return st;
 }
 
 int emu_event_synchronize(uintptr_t event)
 {
-    emu_event *ev = (emu_event *)event;
+    emu_event *ev = acquire_event(event);
+    if (!ev)
+        return INVALID_HANDLE;
     pthread_mutex_lock(&event_mu);
     int64_t target = ev->record_seq;
     while (ev->done_seq < target)
         pthread_cond_wait(&event_cv, &event_mu);
     pthread_mutex_unlock(&event_mu);
+    emu_ref_release(&ev->ref);
     return 0;
 }
 
 int emu_event_elapsed_ms(uintptr_t start, uintptr_t end, float *ms)
 {
-    emu_event *a = (emu_event *)start, *b = (emu_event *)end;
-    int rc = 0;
     *ms = 0.0f;
+    emu_event *a = acquire_event(start);
+    if (!a)
+        return INVALID_HANDLE;
+    emu_event *b = acquire_event(end);
+    if (!b) {
+        emu_ref_release(&a->ref);
+        return INVALID_HANDLE;
+    }
+    int rc = 0;
     pthread_mutex_lock(&event_mu);
     if (a->record_seq == 0 || b->record_seq == 0)
         rc = 107006; /* ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID */
@@ -404,5 +543,7 @@ int emu_event_elapsed_ms(uintptr_t start, uintptr_t end, float *ms)
     else
         *ms = (float)(b->time_ms - a->time_ms);
     pthread_mutex_unlock(&event_mu);
+    emu_ref_release(&a->ref);
+    emu_ref_release(&b->ref);
     return rc;
 }
