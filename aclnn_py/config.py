@@ -26,6 +26,11 @@ KEYS = (
 
 _overrides: dict[str, str] = {}
 
+# What the C core can hold: device ids index fixed tables of MAX_DEVICES entries, and each
+# device's memory is one reserved virtual address range of MAX_MEM_LIMIT bytes.
+MAX_DEVICES = 64
+MAX_MEM_LIMIT = 1 << 40
+
 
 class ConfigError(ValueError):
     """A configuration value that cannot be used; the message names the key and the rule."""
@@ -53,7 +58,7 @@ def load_json(path: str) -> None:
     previous = dict(_overrides)
     _overrides.update(found)
     try:
-        validate()
+        validate(found)  # the file's keys only: a bad environment value is not the file's fault
     except ConfigError:
         _overrides.clear()
         _overrides.update(previous)
@@ -64,15 +69,26 @@ def clear_overrides() -> None:
     _overrides.clear()
 
 
-def validate() -> None:
-    """Parse every key once, so that a bad value is reported early."""
-    soc_profile()
-    device_count()
-    mem_limit()
-    num_threads()
-    poison()
-    launch_blocking()
-    checks()
+def validate(keys=KEYS) -> None:
+    """Parse every key (or the given ones) once, so that a bad value is reported early.
+
+    Raises ConfigError naming the key."""
+    for key in KEYS:
+        if key in keys:
+            _GETTERS[key]()
+
+
+def checked(api: str, getter, code: int = 100000):
+    """``(getter(), 0)``, or ``(None, code)`` with the ConfigError's message recorded for ``api``.
+
+    For API paths, which return status codes and never raise: a bad value found after acl.init
+    (the environment changed since) gives ACL_ERROR_INVALID_PARAM (100000) by default."""
+    from .status import record
+
+    try:
+        return getter(), 0
+    except ConfigError as exc:
+        return None, record(api, code, f"configuration: {exc}")
 
 
 def soc_profile() -> _soc.SocProfile:
@@ -99,7 +115,11 @@ def _int(key: str, default: int, minimum: int) -> int:
 
 
 def device_count() -> int:
-    return _int("ACLNN_EMU_DEVICE_COUNT", 1, 1)
+    n = _int("ACLNN_EMU_DEVICE_COUNT", 1, 1)
+    if n > MAX_DEVICES:
+        raise ConfigError(f"ACLNN_EMU_DEVICE_COUNT={n} is more than the emulator can hold: at "
+                          f"most {MAX_DEVICES} devices (MAX_DEVICES)")
+    return n
 
 
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -132,6 +152,10 @@ def mem_limit() -> int:
     n = parse_size(value, "ACLNN_EMU_MEM_LIMIT")
     if n <= 0:
         raise ConfigError("ACLNN_EMU_MEM_LIMIT must be greater than 0")
+    if n > MAX_MEM_LIMIT:
+        raise ConfigError(f"ACLNN_EMU_MEM_LIMIT={value.strip()} ({n} bytes) is more than the "
+                          f"emulator can hold: at most {MAX_MEM_LIMIT} bytes (1T, the address "
+                          "range of one device)")
     return n
 
 
@@ -188,6 +212,17 @@ def checks() -> frozenset:
             f"available: {sorted(KNOWN_CHECKS) or 'none'}"
         )
     return frozenset(items)
+
+
+_GETTERS = {
+    "ACLNN_EMU_SOC": soc_profile,
+    "ACLNN_EMU_DEVICE_COUNT": device_count,
+    "ACLNN_EMU_MEM_LIMIT": mem_limit,
+    "ACLNN_EMU_NUM_THREADS": num_threads,
+    "ACLNN_EMU_POISON": poison,
+    "ACLNN_EMU_CHECK": checks,
+    "ACL_LAUNCH_BLOCKING": launch_blocking,
+}
 
 
 def describe() -> dict[str, Any]:

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from typing import Optional
 
 from . import dtypes
+from .cint import c_int, fits
 from .status import record
-
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -123,23 +122,15 @@ class aclIntArray:
 
 
 def _int_seq(api: str, name: str, value) -> tuple[int, ...]:
-    """A sequence of int64 values, or TypeError (what C could not compile)."""
+    """A sequence of int64_t values (``cint.c_int``: values >= 2**63 wrap to negative), or
+    TypeError (what C could not compile)."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise TypeError(f"{api}: '{name}' must be a sequence of ints, not {type(value).__name__}")
-    out = []
-    for i, v in enumerate(value):
-        if isinstance(v, bool) or not hasattr(v, "__index__"):
-            raise TypeError(f"{api}: {name}[{i}] must be an int, not {type(v).__name__}")
-        out.append(v.__index__())
-    return tuple(out)
+    return tuple(c_int(api, f"{name}[{i}]", v, "int64") for i, v in enumerate(value))
 
 
-def _int_arg(api: str, name: str, value, allow_none: bool = False) -> int:
-    if value is None and allow_none:
-        return 0
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise TypeError(f"{api}: '{name}' must be an int, not {type(value).__name__}")
-    return value.__index__()
+def _int_arg(api: str, name: str, value, allow_none: bool = False, ctype: str = "int64") -> int:
+    return c_int(api, name, value, ctype, allow_none)
 
 
 def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tensor_data):
@@ -150,27 +141,24 @@ def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tenso
         return None
     view = _int_seq(api, "view_dims", view_dims)
     storage = _int_seq(api, "storage_dims", storage_dims)
-    dt = _int_arg(api, "data_type", data_type)
+    dt = _int_arg(api, "data_type", data_type, ctype="int32")
     off = _int_arg(api, "offset", offset)
-    fm = _int_arg(api, "format", fmt)
-    data = _int_arg(api, "tensor_data", tensor_data, allow_none=True)
+    fm = _int_arg(api, "format", fmt, ctype="int32")
+    data = _int_arg(api, "tensor_data", tensor_data, allow_none=True, ctype="uint64")
+    for name, v in (("data_type", dt), ("format", fm)):
+        if not fits(v, "int32"):
+            record(api, 161002, f"{name} {v} does not fit the enum (int32_t) parameter")
+            return None
     strides = contiguous_strides(view) if stride is None else _int_seq(api, "stride", stride)
     if len(strides) != len(view):
         record(api, 161002, f"stride has {len(strides)} values for {len(view)} view dims")
-        return None
-    for name, seq in (("view_dims", view), ("stride", strides), ("storage_dims", storage)):
-        if any(not _INT64_MIN <= v <= _INT64_MAX for v in seq):
-            record(api, 161002, f"{name} {list(seq)} does not fit in int64")
-            return None
-    if not _INT64_MIN <= off <= _INT64_MAX or not 0 <= data < (1 << 64):
-        record(api, 161002, "offset or tensor_data does not fit its C type")
         return None
     return aclTensor(view, dt, strides, off, fm, storage, data)
 
 
 def create_scalar(value, data_type):
     api = "aclCreateScalar"
-    dt = _int_arg(api, "data_type", data_type)
+    dt = _int_arg(api, "data_type", data_type, ctype="int32")
     if value is None:
         record(api, 161001, "value is null")
         return None
@@ -183,7 +171,10 @@ def create_scalar(value, data_type):
     if d.kind == "float":
         value = float(value)
     elif d.kind in ("int", "uint"):
-        value = int(value)
+        if not hasattr(value, "__index__") and not math.isfinite(complex(value).real):
+            record(api, 161002, f"value {value!r} cannot be stored in {dtypes.name(dt)}")
+            return None
+        value = int(value if hasattr(value, "__index__") else complex(value).real)
     elif d.kind == "bool":
         value = bool(value)
     return aclScalar(value, dt)

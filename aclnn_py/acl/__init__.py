@@ -125,10 +125,12 @@ def get_recent_err_msg() -> Optional[str]:
 
 
 def get_soc_name() -> str:
-    """aclrtGetSocName: the emulated SoC (ACLNN_EMU_SOC), e.g. 'Ascend910B4'."""
+    """aclrtGetSocName: the emulated SoC (ACLNN_EMU_SOC), e.g. 'Ascend910B4'; None (C's NULL,
+    with a message) when ACLNN_EMU_SOC names no SoC."""
     from .. import config
 
-    return config.soc_profile().name
+    profile, ret = config.checked("aclrtGetSocName", config.soc_profile)
+    return None if ret else profile.name
 
 
 __all__ = ["rt", "util", "init", "finalize", "get_recent_err_msg", "get_soc_name"]

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import runtime as _rt
 from .._C import ffi
+from ..cint import c_int
 
 # NumPy C type numbers accepted by pyACL's ptr_to_numpy
 _NPY_TYPES = {
@@ -21,6 +22,9 @@ _NPY_TYPES = {
 
 
 def _host_only(api: str, ptr: int) -> None:
+    if ptr >= 1 << 63:  # kernel space on every 64-bit OS: reading it would crash the process
+        raise ValueError(f"{api}: 0x{ptr:x} is not a user-space host address (a negative "
+                         "pointer wraps modulo 2**64)")
     if _rt.find(ptr)[0]:
         raise ValueError(
             f"{api}: 0x{ptr:x} is device memory, which the host cannot read on real hardware; "
@@ -50,7 +54,8 @@ def bytes_to_ptr(data) -> int:
 
 def ptr_to_bytes(ptr: int, size: int) -> bytes:
     """A new ``bytes`` holding a copy of ``size`` bytes of host memory at ``ptr``."""
-    ptr, size = int(ptr), int(size)
+    ptr = c_int("ptr_to_bytes", "ptr", ptr, "uint64")
+    size = c_int("ptr_to_bytes", "size", size, "int64")
     if size < 0:
         raise ValueError(f"ptr_to_bytes: size must be >= 0, got {size}")
     if size == 0:
@@ -64,14 +69,18 @@ def ptr_to_bytes(ptr: int, size: int) -> bytes:
 def ptr_to_numpy(ptr: int, shape, npy_type: int) -> np.ndarray:
     """An ndarray viewing host memory at ``ptr`` (no copy). ``npy_type`` is a NumPy C type
     number: 11 float32, 12 float64, 23 float16, 5 int32, ..."""
-    ptr = int(ptr)
+    ptr = c_int("ptr_to_numpy", "ptr", ptr, "uint64")
+    npy_type = c_int("ptr_to_numpy", "npy_type", npy_type, "int32")
     if npy_type not in _NPY_TYPES:
         raise ValueError(f"ptr_to_numpy: unsupported npy_type {npy_type}; known: "
                          f"{sorted(_NPY_TYPES)}")
     if ptr == 0:
         raise ValueError("ptr_to_numpy: ptr is null")
     _host_only("ptr_to_numpy", ptr)
-    shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    shape = tuple(c_int("ptr_to_numpy", f"shape[{i}]", s, "int64") for i, s in enumerate(dims))
+    if any(s < 0 for s in shape):
+        raise ValueError(f"ptr_to_numpy: shape {list(shape)} has a negative dim")
     dtype = np.dtype(_NPY_TYPES[npy_type])
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     buf = ffi.buffer(ffi.cast("char *", ptr), max(nbytes, 0))

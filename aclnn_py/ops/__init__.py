@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .. import config, dtypes
+from ..cint import c_int
 from ..executor import aclOpExecutor
 from ..plan import Plan
 from ..soc import SocProfile
@@ -71,13 +72,8 @@ def _typecheck(api: str, op: OpDef, args: tuple) -> dict:
                         f"got {len(args)}")
     values = {}
     for name, value in zip(op.params, args):
-        if name in op.int_params:
-            if isinstance(value, bool) or not hasattr(value, "__index__"):
-                raise TypeError(f"{api}: '{name}' must be an int (int64_t), not "
-                                f"{type(value).__name__}")
-            value = value.__index__()
-            if not -(1 << 63) <= value < (1 << 63):
-                raise OverflowError(f"{api}: '{name}' {value} does not fit in int64_t")
+        if name in op.int_params:  # int64_t: 2**63 wraps to -2**63, then the op's checks
+            value = c_int(api, name, value, "int64")
         elif value is not None and not isinstance(value, aclTensor):
             raise TypeError(f"{api}: '{name}' must be an aclTensor or None, not "
                             f"{type(value).__name__}")
@@ -90,21 +86,72 @@ def _typecheck(api: str, op: OpDef, args: tuple) -> dict:
 MAX_VIEW_BYTES = 1 << 48
 
 
-def _view_checks(api: str, call: Call, check_memory: bool) -> int:
-    """Views with no negative dims, of a size a device can hold, inside the address space; with
-    ``check_memory``, every view inside one live device allocation and all on one device.
-    Returns the device."""
+def _desc(t: aclTensor) -> str:
+    return (f"{dtypes.name(t.data_type)}{list(t.view_dims)}, strides {list(t.strides)}, "
+            f"offset {t.offset}")
+
+
+def view_bytes(t: aclTensor, data: Optional[int] = None) -> tuple[int, int]:
+    """[start, end) bytes of a non-empty view whose storage starts at ``data`` (default:
+    the tensor's own address)."""
+    start, end = t.byte_range()
+    shift = (t.data if data is None else data) - t.data
+    return start + shift, end + shift
+
+
+def check_view_memory(name: str, t: aclTensor, data: Optional[int] = None) -> int:
+    """Phase 1's memory checks of one non-empty tensor whose storage starts at ``data``
+    (default: its own address; aclSetInput/OutputTensorAddr pass the new one): not null, inside
+    the 64-bit address space, aligned to its element size, inside one live device allocation.
+    Returns the allocation's device; raises Reject(161002) naming the tensor."""
     from .. import runtime as rt
     from .._C import ffi, lib
 
-    device = None
+    data = t.data if data is None else data
+    desc = _desc(t)
+    if data == 0:
+        raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                     f"Tensor {name} ({desc}) has a null device address.")
+    start, end = view_bytes(t, data)
+    if start < 0 or end > 1 << 64:
+        raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                     f"Tensor {name} ({desc}) at 0x{data:x} views bytes [{start:#x}, {end:#x}), "
+                     "outside the 64-bit address space.")
+    if start % t.itemsize:
+        raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                     f"Tensor {name} ({desc}) starts at 0x{start:x}, which is not aligned to "
+                     f"its {t.itemsize}-byte elements (CANN requires aligned tensor data).")
     dev = ffi.new("int32_t *")
+    rc = lib.emu_mem_check_range(start, min(end - start, (1 << 64) - 1), dev)
+    if rc == 0:
+        return dev[0]
+    if rc == 2:
+        base, size, _ = rt.find(start)
+        raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                     f"Tensor {name} ({desc}) views bytes [0x{start:x}, 0x{end:x}), which run "
+                     f"{end - (base + size)} bytes past the end of its device allocation "
+                     f"[0x{base:x}, 0x{base + size:x}) ({size} bytes).")
+    # 1: not device memory at all; 3: in the device address range but in no live allocation
+    hint = rt.freed_text(start)
+    if not hint and any(p <= start < p + n for p, n in list(rt.S.host_allocs.items())):
+        hint = " (it is host memory from aclrtMallocHost)"
+    elif not hint and rc == 1:
+        hint = " (it is not device memory)"
+    raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                 f"Tensor {name} ({desc}) views bytes [0x{start:x}, 0x{end:x}), which "
+                 f"are not inside a live device allocation{hint}.")
+
+
+def _view_checks(api: str, call: Call, check_memory: bool) -> int:
+    """Views with no negative dims, of a size a device can hold, inside the address space; with
+    ``check_memory``, every view inside one live device allocation (check_view_memory) and all
+    on one device. Returns the device."""
+    device = None
     for name in call.op.tensors:
         t = call.values[name]
         if t is None:
             continue
-        desc = (f"{dtypes.name(t.data_type)}{list(t.view_dims)}, strides {list(t.strides)}, "
-                f"offset {t.offset}")
+        desc = _desc(t)
         if any(d < 0 for d in t.view_dims):
             raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                          f"Tensor {name} ({desc}) has a negative dim in its view shape.")
@@ -121,32 +168,83 @@ def _view_checks(api: str, call: Call, check_memory: bool) -> int:
                          "the 64-bit address space.")
         if not check_memory:
             continue
-        if t.data == 0:
+        dev = check_view_memory(name, t)
+        if device is not None and dev != device:
             raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                         f"Tensor {name} ({desc}) has a null device address.")
-        if start % t.itemsize:
-            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                         f"Tensor {name} ({desc}) starts at 0x{start:x}, which is not aligned to "
-                         f"its {t.itemsize}-byte elements (CANN requires aligned tensor data).")
-        rc = lib.emu_mem_check_range(start, end - start, dev)
-        if rc == 1:
-            hint = (" (it is host memory from aclrtMallocHost)" if t.data in rt.S.host_allocs
-                    else rt.freed_text(start))
-            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                         f"Tensor {name} ({desc}) views bytes [0x{start:x}, 0x{end:x}), which "
-                         f"are not inside a live device allocation{hint}.")
-        if rc == 2:
-            base, size, _ = rt.find(start)
-            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                         f"Tensor {name} ({desc}) views bytes [0x{start:x}, 0x{end:x}), which run "
-                         f"{end - (base + size)} bytes past the end of its device allocation "
-                         f"[0x{base:x}, 0x{base + size:x}) ({size} bytes).")
-        if device is not None and dev[0] != device:
-            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                         f"Tensor {name} is on device {dev[0]} but the tensors before it are on "
+                         f"Tensor {name} is on device {dev} but the tensors before it are on "
                          f"device {device}.")
-        device = dev[0]
+        device = dev
     return 0 if device is None else device
+
+
+# Views with more elements than this are not compared element by element: a strided (not dense)
+# input/output pair larger than this whose byte ranges intersect is accepted unchecked.
+MAX_OVERLAP_ELEMENTS = 1 << 20
+
+
+def _same_view(a: aclTensor, a_data: int, b: aclTensor, b_data: int) -> bool:
+    """Identical views: same first-element address, dtype, shape and strides (the strides of
+    dims of size 1 never move an address, so they may differ)."""
+    return (a.data_type == b.data_type and tuple(a.view_dims) == tuple(b.view_dims)
+            and a_data + a.offset * a.itemsize == b_data + b.offset * b.itemsize
+            and all(sa == sb for d, sa, sb in zip(a.view_dims, a.strides, b.strides) if d != 1))
+
+
+def _element_starts(t: aclTensor, rel: int):
+    """Byte offsets (from some base; ``rel`` is the storage's) of every element of a view."""
+    import numpy as np
+
+    isz = t.itemsize
+    offs = np.array([rel + t.offset * isz], dtype=np.int64)
+    for d, s in zip(t.view_dims, t.strides):
+        if d == 1:  # adds nothing (and its stride may be anything)
+            continue
+        offs = (offs[:, None] + np.arange(d, dtype=np.int64) * (s * isz)).ravel()
+    return offs
+
+
+def _bytes_intersect(a: aclTensor, a_rel: int, b: aclTensor, b_rel: int) -> bool:
+    """Exact test: does any byte of an element of ``a`` belong to an element of ``b``?"""
+    import numpy as np
+
+    sa = np.sort(_element_starts(a, a_rel))
+    sb = _element_starts(b, b_rel)
+    # the first element of a that ends after each b element starts; it overlaps that b element
+    # when it starts before the b element ends (all elements of a have the same length)
+    j = np.searchsorted(sa, sb - a.itemsize, side="right")
+    ok = j < len(sa)
+    return bool(np.any(sa[j[ok]] < sb[ok] + b.itemsize))
+
+
+def check_overlap(inputs, outputs) -> None:
+    """Reject(161002) when an input and an output share bytes but are not the same view.
+
+    ``inputs``/``outputs``: (name, aclTensor, storage address) triples. Disjoint byte ranges, and
+    identical views (in-place use, e.g. InplaceHardsigmoid's self), are fine. Two dense views
+    whose ranges intersect overlap partially; other pairs are compared byte-exactly (interleaved
+    views such as x[:, 0::2] and x[:, 1::2] do not overlap) when both have at most
+    MAX_OVERLAP_ELEMENTS elements, and are accepted otherwise."""
+    for in_name, a, a_data in inputs:
+        if a is None or a.is_empty():
+            continue
+        a0, a1 = view_bytes(a, a_data)
+        for out_name, b, b_data in outputs:
+            if b is None or b.is_empty():
+                continue
+            b0, b1 = view_bytes(b, b_data)
+            if a1 <= b0 or b1 <= a0 or _same_view(a, a_data, b, b_data):
+                continue
+            if not (a.is_contiguous() and b.is_contiguous()):
+                if max(a.numel(), b.numel()) > MAX_OVERLAP_ELEMENTS:
+                    continue
+                base = min(a0, b0)
+                if not _bytes_intersect(a, a_data - base, b, b_data - base):
+                    continue
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                         f"Tensor {in_name} ({_desc(a)}, bytes [0x{a0:x}, 0x{a1:x})) and tensor "
+                         f"{out_name} ({_desc(b)}, bytes [0x{b0:x}, 0x{b1:x})) partially "
+                         f"overlap: they share bytes but are not the same view (same address, "
+                         f"dtype, shape and strides), so the result would be undefined.")
 
 
 def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
@@ -160,7 +258,11 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
     """
     api = op.name + "GetWorkspaceSize"
     values = _typecheck(api, op, args)
-    call = Call(op, values, soc or config.soc_profile(), extended, attrs)
+    if soc is None:  # a bad ACLNN_EMU_SOC set after acl.init: a code, never an exception
+        soc, ret = config.checked(api, config.soc_profile, S.ACLNN_ERR_INNER)
+        if ret:
+            return 0, None, ret
+    call = Call(op, values, soc, extended, attrs)
     try:
         empty = op.validate(call)
         for name in op.tensors:
@@ -173,6 +275,9 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
         if empty:
             return 0, aclOpExecutor(op.name, Plan(), inputs, outputs, -1), 0
         device = _view_checks(api, call, check_memory)
+        if check_memory:
+            check_overlap([(n, t, t.data) for n, t in inputs if t is not None],
+                          [(n, t, t.data) for n, t in outputs if t is not None])
         if not call.soc.supports(op.name) and not extended:
             raise Reject(S.ACLNN_ERR_INNER_FIND_KERNEL_ERROR,
                          f"{op.name} has no kernel on {call.soc.name} ({call.soc.product}).")
