@@ -70,25 +70,30 @@ TRIGGERS = {
     100008: ["acl.init(path): an ACLNN_EMU_* key with a bad value"],
     100037: ["acl.finalize without init, or twice"],
     107000: ["memcpy count > destMax; memset count > maxCount",
-             "a device range that runs past the end of its allocation"],
+             "a device range that runs past the end of its allocation",
+             "a device-side address inside a device's memory but in no live allocation (freed, "
+             "never allocated, past the end of one, or the parent's memory after fork())"],
     107001: ["a device id outside 0..ACLNN_EMU_DEVICE_COUNT-1"],
     107002: ["malloc, create_stream, get_device, a null stream ... with no device set in this "
              "thread"],
     107006: ["event_elapsed_time with an event never recorded"],
-    107016: ["memcpy/memset: a host pointer where the kind says device memory, or the reverse",
-             "memcpy/memset on recently freed device memory (a use after free)"],
-    107017: ["a stream, event or context handle that was destroyed or never created"],
+    107016: ["memcpy/memset: a host pointer where the kind says device memory, or the reverse "
+             "(a host side that lies in device memory, live or freed)",
+             "a host address at or above 2**63 (a negative pointer wraps there)"],
+    107017: ["a stream, event or context handle that was destroyed or never created",
+             "a handle of the parent process, used in a fork() child"],
     207000: ["memcpy_async host to host"],
-    207001: ["malloc beyond ACLNN_EMU_MEM_LIMIT"],
+    207001: ["malloc beyond ACLNN_EMU_MEM_LIMIT (a negative size wraps to SIZE_MAX)"],
     207002: ["free / free_host of a pointer that is not a live allocation's start (double free, "
              "inside an allocation, wrong free call)"],
     207008: ["create_stream / set_device when a worker thread cannot start; a stream's task "
              "queue that cannot grow"],
     507006: ["event_elapsed_time before both events completed"],
     507013: ["synchronize: an async copy or memset whose device memory was freed before the "
-             "stream reached it"],
+             "stream reached it (even if allocated again since; the task wrote nothing)"],
     507015: ["synchronize: an operator task whose device memory was freed before the stream "
-             "reached it (the message names the operator, step and tensor)",
+             "reached it, even if allocated again since (the message names the operator, step "
+             "and tensor; the task wrote nothing)",
              "phase 2 itself with ACL_LAUNCH_BLOCKING=1"],
 }
 

@@ -17,7 +17,7 @@ from typing import Optional
 
 from . import config
 from ._C import ffi, lib, msg_text, new_msg
-from .cint import c_int
+from .cint import c_int, fits
 from .status import aclError as E
 from .status import record
 
@@ -477,6 +477,9 @@ def malloc(size, policy) -> tuple[int, int]:
     api = "aclrtMalloc"
     size = require_int(api, "size", size)
     policy = require_int(api, "policy", policy, ctype="uint32")
+    if not fits(policy, "uint32"):
+        return 0, record(api, E.ACL_ERROR_INVALID_PARAM,
+                         f"policy {policy} does not fit the aclrtMemMallocPolicy (uint32) parameter")
     if size <= 0:
         return 0, record(api, E.ACL_ERROR_INVALID_PARAM,
                          f"size must be greater than 0, got {size}")

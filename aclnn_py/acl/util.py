@@ -30,8 +30,8 @@ def _host_only(api: str, ptr: int) -> None:
             f"{api}: 0x{ptr:x} is device memory, which the host cannot read on real hardware; "
             "copy it with acl.rt.memcpy(..., ACL_MEMCPY_DEVICE_TO_HOST) first"
         )
-    if _rt.find_freed(ptr)[0]:
-        raise ValueError(f"{api}: 0x{ptr:x} is not host memory{_rt.freed_text(ptr)}")
+    if _rt.is_device(ptr):  # in a device's address range, no live allocation: never host memory
+        raise ValueError(f"{api}: {_rt.not_live_text('ptr', ptr, -1)}; it is not host memory")
 
 
 def numpy_to_ptr(array: np.ndarray) -> int:

@@ -131,12 +131,14 @@ def check_view_memory(name: str, t: aclTensor, data: Optional[int] = None) -> in
                      f"Tensor {name} ({desc}) views bytes [0x{start:x}, 0x{end:x}), which run "
                      f"{end - (base + size)} bytes past the end of its device allocation "
                      f"[0x{base:x}, 0x{base + size:x}) ({size} bytes).")
-    # 1: not device memory at all; 3: in the device address range but in no live allocation
-    hint = rt.freed_text(start)
-    if not hint and any(p <= start < p + n for p, n in list(rt.S.host_allocs.items())):
+    if rc == lib.EMU_MEM_NOT_LIVE:  # in a device's address range, in no live allocation
+        why = rt.not_live_text("its first byte", start, dev[0])
+        raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                     f"Tensor {name} ({desc}) views bytes [0x{start:x}, 0x{end:x}), which are not "
+                     f"inside a live device allocation: {why}.")
+    hint = " (it is not device memory)"
+    if any(p <= start < p + n for p, n in list(rt.S.host_allocs.items())):
         hint = " (it is host memory from aclrtMallocHost)"
-    elif not hint and rc == 1:
-        hint = " (it is not device memory)"
     raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                  f"Tensor {name} ({desc}) views bytes [0x{start:x}, 0x{end:x}), which "
                  f"are not inside a live device allocation{hint}.")
