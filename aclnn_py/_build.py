@@ -33,9 +33,10 @@ def c_sources() -> list[str]:
 # unset or empty = the normal optimised build. The Python interpreter is not instrumented, so an
 # instrumented core is imported with the sanitizer runtime preloaded (LD_PRELOAD).
 SANITIZE_ENV = "ACLNN_EMU_SANITIZE"
+# -fno-wrapv undoes the -fwrapv of CPython's CFLAGS, so that UBSan checks signed overflow.
 SANITIZERS = {
     "address": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-                "-fno-sanitize-recover=undefined"],
+                "-fno-sanitize-recover=undefined", "-fno-wrapv"],
     "thread": ["-fsanitize=thread"],
 }
 
