@@ -275,7 +275,7 @@ def draw_call(w: World, data):
             data.draw(ts), data.draw(maybe_not_c(st.one_of(st.integers(-3, 3), ints()))),
             data.draw(ts)]
     if name == "phase2":
-        ws_size, ex, ret = meta.aclnnSoftmaxGetWorkspaceSize(w.tensors[0], 1, w.tensors[1])
+        ws_size, ex, ret = meta.aclnnSoftmaxGetWorkspaceSize(*_fresh_pair(w))
         assert ret == 0
         return name, meta.aclnnSoftmax, [
             data.draw(st.one_of(dev_ptrs(w), host_ptrs(w)), label="workspace"),
@@ -283,14 +283,23 @@ def draw_call(w: World, data):
             data.draw(st.sampled_from([ex, None]), label="executor"),
             data.draw(handles(w, "stream"), label="stream")]
     if name in ("aclSetInputTensorAddr", "aclSetOutputTensorAddr"):
-        _, ex, ret = meta.aclnnSoftmaxGetWorkspaceSize(w.tensors[0], 1, w.tensors[1])
-        assert ret == 0
+        x, dim, y = _fresh_pair(w)  # a successful rebinding moves its tensor: not the world's
+        _, ex, ret = meta.aclnnSoftmaxGetWorkspaceSize(x, dim, y)
+        assert ret == 0, acl.get_recent_err_msg()
         if data.draw(st.booleans()):
             assert meta.aclSetAclOpExecutorRepeatable(ex) == 0
         return name, getattr(meta, name), [
             ex, data.draw(maybe_not_c(st.one_of(st.integers(-1, 2), ints()))),
-            data.draw(st.sampled_from(w.tensors[:2] + [None])), data.draw(dev_ptrs(w))]
+            data.draw(st.sampled_from([x, y, None])), data.draw(dev_ptrs(w))]
     raise AssertionError(name)
+
+
+def _fresh_pair(w: World):
+    """(self, dim, out) of a valid aclnnSoftmax call over the world's first two allocations."""
+    shape = [4, 2]
+    x, y = (aclnn.aclCreateTensor(shape, aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_ND, shape, p)
+            for p in w.dev[:2])
+    return x, 1, y
 
 
 def acl_is_device(ptr: int) -> bool:

@@ -134,6 +134,7 @@ _AFTER_KILL = {
 }
 
 _HANDLE_RACE = """
+import golden
 KILLER, VICTIM, ITERS = {killer!r}, {victim!r}, {iters}
 AFTER_KILL = {after}
 shape = [32, 64]
@@ -178,7 +179,7 @@ for it in range(ITERS):
     codes = []
 
     def victim():
-        assert acl.rt.set_context(ctx) == 0
+        expect("aclrtSetCurrentContext", acl.rt.set_context(ctx), 0)
         sys.setprofile(chaos)
         started.set()
         while not killed.is_set():
@@ -199,6 +200,20 @@ for it in range(ITERS):
     for c in codes[:-1]:
         expect(f"iteration {{it}}: {{VICTIM}} racing {{KILLER}}", c, SPEC_CODES)
     expect(f"iteration {{it}}: {{VICTIM}} after {{KILLER}}", codes[-1][1], AFTER_KILL)
+    if KILLER == "destroy_stream" and 0 in codes[:-1] and VICTIM in (
+            "memcpy_async", "memset_async", "softmax_phase2"):
+        # work accepted on the stream ran before aclrtDestroyStream returned
+        got = np.full_like(x, 5.0)
+        expect("aclrtMemcpy D2H", acl.rt.memcpy(ptr(got), n, o, n, D2H), 0)
+        if VICTIM == "softmax_phase2":
+            try:
+                golden.assert_close(got, golden.softmax(x, 1), golden.F32, what="softmax out")
+            except AssertionError as exc:
+                FAIL.append(f"iteration {{it}}: {{exc}}")
+        else:
+            want = x if VICTIM == "memcpy_async" else np.zeros_like(x)
+            expect(f"iteration {{it}}: out holds what the accepted {{VICTIM}} wrote",
+                   int(np.array_equal(got, want)), 1)
     # the runtime goes on working
     if KILLER == "destroy_stream":
         expect("synchronize_stream(None) after the race", acl.rt.synchronize_stream(None), 0)

@@ -66,7 +66,7 @@ static uint64_t page_size;
 static pthread_rwlock_t table_lock;
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
-static void table_init(void)
+static void init_lock(void)
 {
     pthread_rwlockattr_t attr;
     pthread_rwlockattr_init(&attr);
@@ -76,6 +76,11 @@ static void table_init(void)
 #endif
     pthread_rwlock_init(&table_lock, &attr);
     pthread_rwlockattr_destroy(&attr);
+}
+
+static void table_init(void)
+{
+    init_lock();
     long ps = sysconf(_SC_PAGESIZE);
     page_size = ps > 0 ? (uint64_t)ps : 4096;
 }
@@ -119,14 +124,7 @@ void emu_mem_atfork_child(void)
             sp->blocks[0] = (free_block){0, sp->size};
         }
     }
-    /* the lock was taken by the forking thread in prepare; start with a fresh one */
-    pthread_rwlockattr_t attr;
-    pthread_rwlockattr_init(&attr);
-#ifdef __GLIBC__
-    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-#endif
-    pthread_rwlock_init(&table_lock, &attr);
-    pthread_rwlockattr_destroy(&attr);
+    init_lock(); /* the forking thread took it in prepare; the child starts with a fresh one */
 }
 
 /* ------------------------------------------------------------------ address space ---------- */
