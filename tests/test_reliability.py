@@ -477,7 +477,7 @@ assert acl.rt.memcpy(src, COUNT, ptr(xs), COUNT, H2D) == 0
 pattern = (np.arange(COUNT) % 251).astype(np.uint8)
 same_address = 0
 
-for attempt, slow in enumerate((1500, 3000, 6000)):
+for attempt, slow in enumerate((1500, 4000, 12000)):
     target, ret = acl.rt.malloc(N, 0)
     assert ret == 0
     fillers = []
