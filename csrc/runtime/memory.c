@@ -489,7 +489,8 @@ int emu_memset(uintptr_t dst, int value, uint64_t n)
 uintptr_t emu_host_alloc(uint64_t size)
 {
     void *p = NULL;
-    if (size == 0 || posix_memalign(&p, ALIGN_BYTES, (size_t)size) != 0)
+    /* no 64-bit host has more than 2^48 bytes of user address space: do not even ask */
+    if (size == 0 || size > (1ull << 48) || posix_memalign(&p, ALIGN_BYTES, (size_t)size) != 0)
         return 0;
     return (uintptr_t)p;
 }
