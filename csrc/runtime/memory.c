@@ -153,6 +153,19 @@ static int reserve_space(device_space *sp)
     return -1;
 }
 
+/* Room for one more free block; -1 if out of host memory. */
+static int blocks_room(device_space *sp)
+{
+    if (sp->nblocks < sp->cap)
+        return 0;
+    free_block *grown = realloc(sp->blocks, (size_t)sp->cap * 2 * sizeof *grown);
+    if (!grown)
+        return -1;
+    sp->blocks = grown;
+    sp->cap *= 2;
+    return 0;
+}
+
 /* Takes len bytes (a multiple of 64) next-fit from the cursor; the offset or -1. */
 static int64_t space_take(device_space *sp, uint64_t len)
 {
@@ -172,14 +185,9 @@ static int64_t space_take(device_space *sp, uint64_t len)
             uint64_t end = b->off + b->len;
             uint64_t left = start - b->off, right = end - (start + len);
             if (left && right) {
-                if (sp->nblocks == sp->cap) {
-                    free_block *grown = realloc(sp->blocks, (size_t)sp->cap * 2 * sizeof *grown);
-                    if (!grown)
-                        return -1;
-                    sp->blocks = grown;
-                    sp->cap *= 2;
-                    b = &sp->blocks[i];
-                }
+                if (blocks_room(sp) != 0)
+                    return -1;
+                b = &sp->blocks[i];
                 memmove(sp->blocks + i + 2, sp->blocks + i + 1,
                         (size_t)(sp->nblocks - i - 1) * sizeof *sp->blocks);
                 sp->blocks[i] = (free_block){b->off, left};
@@ -221,13 +229,8 @@ static int space_give(device_space *sp, uint64_t off, uint64_t len)
         sp->blocks[i].off = off;
         sp->blocks[i].len += len;
     } else {
-        if (sp->nblocks == sp->cap) {
-            free_block *grown = realloc(sp->blocks, (size_t)sp->cap * 2 * sizeof *grown);
-            if (!grown)
-                return -1;
-            sp->blocks = grown;
-            sp->cap *= 2;
-        }
+        if (blocks_room(sp) != 0)
+            return -1;
         memmove(sp->blocks + i + 1, sp->blocks + i,
                 (size_t)(sp->nblocks - i) * sizeof *sp->blocks);
         sp->blocks[i] = (free_block){off, len};
