@@ -1,7 +1,7 @@
 """The whole dtype system in one place: enum values, sizes, NumPy dtypes, promotion, castability.
 
 Values are CANN's aclDataType (acl_base_rt.h). Promotion and CanCast follow opbase's
-data_type_utils.h as summarised in shared/reference/cann_api.md §4.4.
+data_type_utils.h (CANN's dtype promotion table).
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def to_numpy(value: int) -> np.dtype:
     return d.numpy
 
 
-# Float promotion (cann_api.md §4.4): f16+f32 -> f32, bf16+f16 -> f32, bf16+f32 -> f32,
+# Float promotion (CANN's data_type_utils.h): f16+f32 -> f32, bf16+f16 -> f32, bf16+f32 -> f32,
 # any+f64 -> f64.
 _FLOAT_RANK = {F.ACL_FLOAT16: 1, F.ACL_BF16: 1, F.ACL_FLOAT: 2, F.ACL_DOUBLE: 3}
 

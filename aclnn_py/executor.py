@@ -1,6 +1,6 @@
 """aclOpExecutor: a validated plan bound to tensor addresses, and the shared second phase.
 
-Lifetime (cann_api.md §2.4, §5): an executor is single-use unless
+Lifetime (CANN nnopbase): an executor is single-use unless
 ``aclSetAclOpExecutorRepeatable`` was called right after phase 1; phase 2 consumes a single-use
 executor (also when phase 2 rejects its arguments, as CANN deletes it then). Where real CANN would
 use freed memory (a consumed or destroyed executor passed again, a workspace smaller than phase 1

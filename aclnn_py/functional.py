@@ -1,7 +1,7 @@
 """NumPy in, NumPy out: each call runs the operator's two phases on a private stream.
 
 The functional layer runs the same checks, plans and kernels as ``aclnn_py.aclnn``, with the wider
-dtype lists of shared/design/API.md §6 (float64 for every op, any float ``out_dtype``). Inputs may
+dtype lists of docs/dtypes.md (float64 for every op, any float ``out_dtype``). Inputs may
 be float16, float32, float64 or ``ml_dtypes.bfloat16`` arrays; a non-contiguous array travels as a
 strided tensor over a device copy of the memory it spans (no hidden host-side copy), and the
 operator's own Contiguous step gathers it. Failures raise :class:`aclnn_py.AclnnError` subclasses.
@@ -86,7 +86,7 @@ _OUT_FLOATS = (dtypes.aclDataType.ACL_FLOAT16, dtypes.aclDataType.ACL_FLOAT,
 
 
 def _check_out_dtype(api: str, out_dt: int, input_dts: list) -> None:
-    """API.md §6: out_dtype is one of the four float dtypes (or the input's own dtype, so that
+    """docs/dtypes.md: out_dtype is one of the four float dtypes (or the input's own dtype, so that
     int32 hardsigmoid stays int32)."""
     if out_dt in _OUT_FLOATS or out_dt in input_dts:
         return

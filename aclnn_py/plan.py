@@ -5,7 +5,7 @@ Phase 1 builds a Plan from already-validated arguments; phase 2 only binds addre
 steps into C task records. Buffers are named symbolically (an input, an output, or a slice of the
 workspace) so a repeatable executor can be re-bound to new addresses.
 
-Workspace sizing follows CANN's allocator rule (cann_api.md §2.3): each intermediate tensor takes
+Workspace sizing follows CANN's allocator rule (CANN nnopbase): each intermediate tensor takes
 Align(bytes) = (bytes + 32 + 511) & ~511, laid out one after another. Nothing is allocated when
 every tensor is contiguous and of the compute dtype: the kernel then writes straight into ``out``
 (CANN's ViewCopy retargets the kernel output in that case).

@@ -3,7 +3,7 @@
 ``aclnn_py.acl`` is a thin pyACL-shaped facade over this module. Streams, events and the
 allocation table live in C (csrc/runtime); this module keeps the handle registries that let every
 call tell a live handle from a stale one, and it implements CANN's argument checks and codes
-(shared/reference/cann_api.md §3.3). Functions here return status codes and record messages;
+(CANN's aclrt docs). Functions here return status codes and record messages;
 they never raise for anything a C caller could have passed.
 """
 
@@ -24,7 +24,7 @@ from .status import record
 # ------------------------------------------------------------------------------ enums -------
 
 MEMCPY_H2H, MEMCPY_H2D, MEMCPY_D2H, MEMCPY_D2D, MEMCPY_DEFAULT, MEMCPY_H2B2D = range(6)
-# aclrtMemcpy accepts these six kinds (cann_api.md §3.3); INNER/INTER_DEVICE_TO_DEVICE (6, 7)
+# aclrtMemcpy accepts these six kinds (CANN's aclrt docs); INNER/INTER_DEVICE_TO_DEVICE (6, 7)
 # exist in the enum but are rejected with ACL_ERROR_INVALID_PARAM.
 _MEMCPY_KINDS = {
     MEMCPY_H2H: ("ACL_MEMCPY_HOST_TO_HOST", False, False),
@@ -479,7 +479,7 @@ def malloc(size, policy) -> tuple[int, int]:
     policy = require_int(api, "policy", policy, ctype="uint32")
     if not fits(policy, "uint32"):
         return 0, record(api, E.ACL_ERROR_INVALID_PARAM,
-                         f"policy {policy} does not fit the aclrtMemMallocPolicy (uint32) parameter")
+                         f"policy {policy} does not fit the uint32 aclrtMemMallocPolicy parameter")
     if size <= 0:
         return 0, record(api, E.ACL_ERROR_INVALID_PARAM,
                          f"size must be greater than 0, got {size}")

@@ -1,7 +1,7 @@
 """Emulated SoC profiles: which chip the emulator pretends to be, and what follows from it.
 
 Dtype support and operator availability change with the product as they do on real hardware
-(shared/reference/cann_api.md §1): BF16 only on the Atlas A2/A3 class (SoC versions Ascend910B..
+(CANN's ops-nn op_api): BF16 only on the Atlas A2/A3 class (SoC versions Ascend910B..
 Ascend910E, arch DAV_2201); Hardsigmoid is absent on Atlas inference (310P) and Atlas 200I/500 A2;
 the backward ops and LogSoftmax are absent on Atlas 200I/500 A2.
 """

@@ -1,6 +1,6 @@
 """Status codes, the per-thread error-message store, and the exception hierarchy.
 
-Every code is CANN's exact value (see shared/reference/cann_api.md §3). Every failing call records
+Every code is CANN's exact value (see CANN's error-code headers). Every failing call records
 one message with :func:`record`; ``acl.get_recent_err_msg()`` returns and clears them (newest
 first), per thread, and returns ``None`` when there is nothing.
 """

@@ -1,6 +1,6 @@
 """Independent NumPy float64 references. Shares no code with aclnn_py or csrc/.
 
-Formulas come from shared/reference/cann_api.md §1 and peers.md. Low-precision inputs are upcast
+Formulas: CANN's ops-nn op_api, PyTorch/oneDNN. Low-precision inputs are upcast
 to float64 first; where the emulated CANN pipeline rounds to the input dtype before casting to the
 output dtype (the backward ops compute in the input dtype), ``round_to`` models that rounding.
 """
@@ -32,7 +32,7 @@ def round_to(x: np.ndarray, dtype) -> np.ndarray:
     return np.asarray(x).astype(np.dtype(dtype)).astype(np.float64)
 
 
-# Tolerances (peers.md §4): rtol, atol, allowed failing fraction, keyed by the basis dtype
+# Tolerances (PyTorch/oneDNN): rtol, atol, allowed failing fraction, keyed by the basis dtype
 TOL = {
     F16: (1e-3, 1e-3, 1e-3),
     BF16: (8e-3, 8e-3, 4e-3),
@@ -48,7 +48,7 @@ def basis(*dts) -> np.dtype:
 
 
 def assert_close(got, ref, basis_dtype, *, backward: bool = False, what: str = "") -> None:
-    """peers.md §4: |got-ref| <= atol*scale + rtol*|ref|; infinities exact; NaN matches NaN;
+    """PyTorch/oneDNN: |got-ref| <= atol*scale + rtol*|ref|; infinities exact; NaN matches NaN;
     at most fail_ratio of the elements may miss, none by more than 10x its bound."""
     got, ref = f64(got), f64(ref)
     assert got.shape == ref.shape, f"{what}: shape {got.shape} != {ref.shape}"
@@ -74,10 +74,10 @@ def assert_close(got, ref, basis_dtype, *, backward: bool = False, what: str = "
 
 # ------------------------------------------------------------------------------------------
 # Appended: Softmax, LogSoftmax, LogSoftmaxBackward, Hardsigmoid, HardsigmoidBackward.
-# Formulas from shared/reference/cann_api.md §1.1, §1.3-1.6 and peers.md §1-3, §6. A 0-d
-# array is reduced as shape (1,) (cann_api.md: a 0-d tensor counts as rank 1). Softmax and
+# Formulas from CANN's ops-nn op_api and PyTorch/oneDNN semantics. A 0-d
+# array is reduced as shape (1,) (CANN: a 0-d tensor counts as rank 1). Softmax and
 # log-softmax subtract the row max, as CANN's kernels do, so an all -inf row, or a row with
-# +inf or NaN, gives NaN everywhere (peers.md §2, §6.4).
+# +inf or NaN, gives NaN everywhere (PyTorch/oneDNN).
 
 
 def _rows(x, dim):
@@ -114,7 +114,7 @@ def log_softmax(x, dim: int) -> np.ndarray:
 
 def log_softmax_backward(grad, output, dim: int) -> np.ndarray:
     """grad - sum(grad, dim) * exp(output), output being the log-softmax result. Where output
-    is -inf the gradient passes through unchanged (peers.md §6.2)."""
+    is -inf the gradient passes through unchanged (PyTorch/oneDNN)."""
     g, d, zero_d = _rows(grad, dim)
     y = f64(output).reshape(g.shape)
     if g.size == 0:
@@ -126,7 +126,7 @@ def log_softmax_backward(grad, output, dim: int) -> np.ndarray:
 
 def compute_dtype(*dts) -> np.dtype:
     """Where the hard-sigmoid ops compute: CANN's golden computes float16, bfloat16, float32 and
-    int32 in float32 (cann_api.md §1.5); float64 (the functional layer only) in float64."""
+    int32 in float32 (CANN's Hardsigmoid docs); float64 (the functional layer only) in float64."""
     return F64 if any(np.dtype(d) == F64 for d in dts) else F32
 
 

@@ -22,7 +22,7 @@ FMT_NAME = {ND: "", NCHW: "NCHW", NHWC: "NHWC", NC: "NC"}
 
 
 def align(nbytes: int) -> int:
-    """CANN's workspace block size (cann_api.md §2.3): add 32 bytes, round up to 512."""
+    """CANN's workspace block size (CANN nnopbase): add 32 bytes, round up to 512."""
     return (nbytes + 32 + 511) & ~511
 
 

@@ -1,8 +1,8 @@
-"""The ``aclnn-py`` tools (shared/design/API.md §8): ``ops``, ``explain``, ``codes``, and
+"""The ``aclnn-py`` tools (README.md): ``ops``, ``explain``, ``codes``, and
 every command's ``--help``, through click's CliRunner on aclnn_py.cli.main.
 
 Expected support matrices come from the dtype lists and product lists of
-shared/reference/cann_api.md §1.1-1.6 (BF16 only on Atlas A2/A3; Hardsigmoid absent on Atlas
+CANN's ops-nn op_api (BF16 only on Atlas A2/A3; Hardsigmoid absent on Atlas
 inference; only Softmax on Atlas 200I/500 A2); expected workspace sizes from §2.3's
 Align(n) = (n + 32 + 511) & ~511; code names from §3.1-3.2.
 """
@@ -35,7 +35,7 @@ def invoke(*args: str, env: Optional[dict] = None):
 
 # ------------------------------------------------------------------------------------ ops ----
 
-# cann_api.md §1.1-1.6: the dtype list of self/gradOutput/output on Atlas A2/A3
+# CANN's operator docs: the dtype list of self/gradOutput/output on Atlas A2/A3
 DTYPE_LIST = {
     "aclnnSoftmax": {"float32", "float16", "float64", "bfloat16"},
     "aclnnSoftmaxBackward": {"float32", "float16", "bfloat16"},
@@ -143,7 +143,7 @@ class ExplainCase:
     args: tuple
     exit_code: int
     steps: Optional[int] = None  # number of plan steps
-    workspace: Optional[int] = None  # bytes, from CANN's pipeline and Align (cann_api.md §2)
+    workspace: Optional[int] = None  # bytes, from CANN's pipeline and Align (CANN nnopbase)
     contains: tuple = ()  # substrings of the output
     order: tuple = ()  # step names that must appear in this order
     note: str = ""
@@ -286,7 +286,7 @@ def test_every_code_is_documented():
 
 # ----------------------------------------------------------------------------------- help ----
 
-COMMANDS = ("samples", "run", "ops", "explain", "codes", "bench")  # API.md §8
+COMMANDS = ("samples", "run", "ops", "explain", "codes", "bench")  # README.md
 
 
 @pytest.mark.parametrize("args", [("--help",), ("-h",)] + [(c, "--help") for c in COMMANDS],

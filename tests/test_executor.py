@@ -1,4 +1,4 @@
-"""Executor lifetime and the second phase (cann_api.md §2.4 and §5), with aclnnSoftmaxBackward.
+"""Executor lifetime and the second phase (CANN nnopbase), with aclnnSoftmaxBackward.
 
 Codes: phase 2 with a null or consumed executor -> 161001; workspaceSize > 0 with a null
 workspace -> 161001 (and a single-use executor is gone); a workspace smaller than phase 1 asked

@@ -1,4 +1,4 @@
-"""aclnn_py.functional.softmax_backward and the exception helpers (API.md §6-7).
+"""aclnn_py.functional.softmax_backward and the exception helpers (docs/dtypes.md).
 
 The functional layer accepts float16/float32/float64/bfloat16 inputs and any of them as
 out_dtype, runs CANN's checks (161002 -> AclnnParamError) and returns NumPy arrays. Results are
@@ -316,7 +316,7 @@ def test_hierarchy():
 
 @pytest.mark.parametrize("out_dtype", [np.int32, np.int8, np.int64])
 def test_out_dtype_must_be_float_or_the_input_dtype(out_dtype):
-    """API.md §6: out_dtype is one of the four float dtypes (int32 hardsigmoid keeps int32)."""
+    """docs/dtypes.md: out_dtype is one of the four float dtypes (int32 hardsigmoid keeps int32)."""
     x = np.linspace(-4, 4, 9, dtype=np.float32)
     with pytest.raises(aclnn_py.AclnnParamError) as info:
         F.hardsigmoid(x, out_dtype=out_dtype)

@@ -90,7 +90,7 @@ class World:
         assert acl.rt.memcpy(acl.util.numpy_to_ptr(out), DEV_SIZE, self.sentinel_dev, DEV_SIZE,
                              acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
         assert (out == 0x5C).all(), "a call wrote into a device allocation it was never given"
-        assert (self.sentinel_host == 0xA7).all(), "a call wrote into a host buffer it was never given"
+        assert (self.sentinel_host == 0xA7).all(), "a call wrote into a host buffer not given to it"
 
     def close(self):
         for s in self.streams:

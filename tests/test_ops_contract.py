@@ -3,9 +3,9 @@ aclnnHardsigmoid, aclnnInplaceHardsigmoid and aclnnHardsigmoidBackward: every ch
 order with its code, the messages, the empty-tensor rules, the SoC-dependent dtype lists, the
 workspace sizes, and phase 2's check of the executor's operator.
 
-Expected codes come from shared/reference/cann_api.md §1.1, §1.3-1.8 (CANN's CheckParams, in
-code order), §2 (executor / workspace) and §4.4 (promotion, CanCast); messages from
-shared/design/API.md §2. Every successful non-empty case is also run and compared with the
+Expected codes come from CANN's ops-nn op_api (CANN's CheckParams, in
+code order) (executor / workspace) (promotion, CanCast); messages from
+docs/runtime.md. Every successful non-empty case is also run and compared with the
 independent float64 golden (tests/golden.py); every successful empty case must write nothing.
 
 Case ids read as one-line reproductions, e.g.
@@ -44,7 +44,7 @@ from aclnn_py import acl, aclnn
 OK, NULLPTR, INVALID, NO_KERNEL, INNER_NULL = 0, 161001, 161002, 561003, 561103
 
 SENTINEL = 0x5A
-DEFAULT_SOC = "Ascend910B4"  # API.md §9: an Atlas A2-class SoC
+DEFAULT_SOC = "Ascend910B4"  # default SoC (docs/configuration.md), Atlas A2
 
 
 def tr(shape, dtype=F32):
@@ -92,7 +92,7 @@ def _ref_softmax(v, dim, odt):
 
 
 def _ref_log_softmax(v, dim, odt):
-    # cann_api.md §1.3: Cast(self -> out dtype) first, the kernel computes in out's dtype
+    # CANN's operator docs: Cast(self -> out dtype) first, the kernel computes in out's dtype
     return golden.log_softmax(golden.round_to(v["self"], odt), dim), (v["self"].dtype, odt)
 
 
@@ -187,7 +187,7 @@ E20 = (2, 0)
 RANK9 = r"(?<!\d)9(?!\d)"  # the rank check's message gives the actual rank
 NCHW4 = (1, 2, 3, 2)
 
-# --- aclnnSoftmax (cann_api.md §1.1): null -> empty exit -> self dtype -> out dtype -> dim ->
+# --- aclnnSoftmax (CANN docs): null -> empty exit -> self dtype -> out dtype -> dim ->
 #     rank -> shape
 SOFTMAX = [
     sm(None, 1, T(S23), NULLPTR, "self"),
@@ -258,7 +258,7 @@ SOFTMAX = [
     sm(T((5, 4), F16, (1, 5), (4, 5)), 0, strided_out((5, 4), F32)),
 ]
 
-# --- aclnnLogSoftmax (cann_api.md §1.3): null -> dim -> BF16/SoC (self, out) -> self dtype ->
+# --- aclnnLogSoftmax (CANN docs): null -> dim -> BF16/SoC (self, out) -> self dtype ->
 #     out dtype -> rank(self), rank(out) -> shape -> empty exit (empty tensors are validated)
 LOG_SOFTMAX = [
     lsm(None, 1, T(S23), NULLPTR, "self"),
@@ -331,7 +331,7 @@ LOG_SOFTMAX = [
     lsm(T((5, 4), F32, (1, 5), (4, 5)), 0, strided_out((5, 4), F16)),
 ]
 
-# --- aclnnLogSoftmaxBackward (cann_api.md §1.4): null (output, gradOutput, out) -> empty exit ->
+# --- aclnnLogSoftmaxBackward (CANN docs): null (output, gradOutput, out) -> empty exit ->
 #     dtype (BF16/SoC on either input, output list, gradOutput list, same) -> rank -> shapes ->
 #     dim; out's dtype is not checked
 _G, _Y = T(S23), T(S23)
@@ -408,7 +408,7 @@ LOG_SOFTMAX_BACKWARD = [
     lsmb(T((5, 4)), tr((5, 4), F32), 0, strided_out((5, 4), F64)),
 ]
 
-# --- aclnnHardsigmoid (cann_api.md §1.5): null -> self dtype -> rank(self) -> shape ->
+# --- aclnnHardsigmoid (CANN's Hardsigmoid docs): null -> self dtype -> rank(self) -> shape ->
 #     dtype(self) == dtype(out) -> storage format -> empty exit; no kernel on Atlas inference
 HARDSIGMOID = [
     hs(None, T(S23), NULLPTR, "self"),
@@ -473,7 +473,7 @@ HARDSIGMOID = [
     hs(tr((5, 4), I32), strided_out((5, 4), I32)),
 ]
 
-# --- aclnnInplaceHardsigmoid (cann_api.md §1.5): Hardsigmoid(self, self)
+# --- aclnnInplaceHardsigmoid (CANN's Hardsigmoid docs): Hardsigmoid(self, self)
 INPLACE = [
     ihs(None, NULLPTR, "self"),
     ihs(T(S23)),
@@ -495,7 +495,7 @@ INPLACE = [
     ihs(strided_out((5, 4), F16)),
 ]
 
-# --- aclnnHardsigmoidBackward (cann_api.md §1.6): null (gradOutput, self, out) -> gradOutput
+# --- aclnnHardsigmoidBackward (CANN docs): null (gradOutput, self, out) -> gradOutput
 #     list -> self list -> CanCast(promote(gradOutput, self) -> out) -> ranks -> shapes -> empty
 _S = T(S23)
 HARDSIGMOID_BACKWARD = [
@@ -560,7 +560,7 @@ HARDSIGMOID_BACKWARD = [
     hsb(T((5, 4), F16), tr((5, 4), BF16), strided_out((5, 4), F32)),
 ]
 
-# --- products without the op's kernel (cann_api.md §1.3-1.4: not on Atlas 200I/500 A2)
+# --- products without the op's kernel (CANN's operator docs: not on Atlas 200I/500 A2)
 PRODUCTS = [
     sm(T(S23), 1, T(S23), soc="Ascend310B1", note="Softmax exists on 200I/500 A2"),
     lsm(T(S23), 1, T(S23), NO_KERNEL, soc="Ascend310B1", has=("LogSoftmax",)),
@@ -683,7 +683,7 @@ def test_case_table_covers_every_operator():
 class WsCase:
     op: str
     args: tuple
-    expected: int  # from CANN's executor pipeline (cann_api.md §1.x) and Align (§2.3)
+    expected: int  # from CANN's executor pipeline (CANN docs) and Align
     why: str
 
     @property
@@ -801,7 +801,7 @@ def test_phase2_null_executor(name, stream):
 
 
 def test_messages_give_actual_and_expected_values(dev, stream):
-    """API.md §2: the API name, the code, and a sentence naming the argument and the rule with
+    """docs/runtime.md: the API name, the code, and a sentence naming the argument and the rule with
     the actual and expected values."""
     rng = np.random.default_rng(13)
     op = OPS["LogSoftmax"]
@@ -828,7 +828,7 @@ def test_messages_give_actual_and_expected_values(dev, stream):
 
 
 def test_inplace_writes_the_result_into_self(dev, stream):
-    """cann_api.md §7.2: the inplace example reads its result back from self's buffer."""
+    """CANN's examples: the inplace example reads its result back from self's buffer."""
     x = np.array([-4, -3, -2, 0, 1, 2, 4, 5], dtype=np.float32).reshape(4, 2)
     ptr, t = dev.tensor(x)
     ws, ex, ret = aclnn.aclnnInplaceHardsigmoidGetWorkspaceSize(t)

@@ -1,11 +1,11 @@
 """aclnn_py.functional: softmax, log_softmax, log_softmax_backward, hardsigmoid and
-hardsigmoid_backward (shared/design/API.md §6-7).
+hardsigmoid_backward (docs/dtypes.md).
 
 The functional layer accepts the union of what CANN and oneDNN accept: float64 for every op, any
 of the four float dtypes as out_dtype for every op (hardsigmoid too), and alpha/beta for both
 hard-sigmoid ops. Results are compared with the independent float64 golden (tests/golden.py)
-with the tolerance of the lower precision of the input and out dtypes (peers.md §4). The
-golden follows CANN's pipelines (cann_api.md §1): log_softmax computes in out's dtype;
+with the tolerance of the lower precision of the input and out dtypes (PyTorch/oneDNN). The
+golden follows CANN's pipelines (CANN docs): log_softmax computes in out's dtype;
 hard-sigmoid evaluates alpha*x + beta in float32 (float64 for float64 inputs).
 
 Case ids read as one-line reproductions, e.g. ``F.log_softmax(x:bfloat16[3, 5, 2], 1,
@@ -69,8 +69,8 @@ FNS = {
 
 
 def default_out(fn: str, arrays: dict) -> np.dtype:
-    """API.md §6: the input dtype; for hardsigmoid_backward the promoted dtype of its inputs
-    (cann_api.md §4.4: float16 with bfloat16 -> float32, anything with float64 -> float64)."""
+    """docs/dtypes.md: the input dtype; for hardsigmoid_backward the promoted dtype of its inputs
+    (data_type_utils.h: float16 with bfloat16 -> float32, anything with float64 -> float64)."""
     dts = {np.dtype(a.dtype) for a in arrays.values()}
     if len(dts) == 1:
         return dts.pop()
@@ -478,7 +478,7 @@ def test_empty_arrays(case: EmptyCase):
     assert got.dtype == np.dtype(case.out_dtype or np.float32)
 
 
-# 0-d: a 0-d tensor is a row of one (cann_api.md §1.1), so softmax = 1 and log_softmax = 0
+# 0-d: a 0-d tensor is a row of one (CANN docs), so softmax = 1 and log_softmax = 0
 ZERO_D = [
     ("softmax", {"x": 2.75}, 0, 1.0),
     ("softmax", {"x": -100.0}, -1, 1.0),

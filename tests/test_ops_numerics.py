@@ -2,7 +2,7 @@
 aclnnInplaceHardsigmoid and aclnnHardsigmoidBackward through the aclnn API (phase 1, workspace,
 phase 2, synchronize, D2H), against the independent float64 golden (tests/golden.py).
 
-What the golden models (shared/reference/cann_api.md §1, peers.md §2-§6):
+What the golden models (CANN's ops-nn op_api, PyTorch/oneDNN semantics):
 * Softmax computes in self's dtype and casts to out's; LogSoftmax first casts self to out's
   dtype and computes there (so the golden is taken of the input rounded to out's dtype);
   the backward ops compute in the input (promoted) dtype and cast to out's.
@@ -10,7 +10,7 @@ What the golden models (shared/reference/cann_api.md §1, peers.md §2-§6):
   separately rounded operations; the backward mask is the open interval 0 < l < 1 of that
   float32 value, and blocked elements are 0 whatever the gradient (a select).
 Tolerances: golden.assert_close with the lower precision of the input and out dtypes
-(peers.md §4); backward ops are scaled by the largest reference magnitude.
+(PyTorch/oneDNN); backward ops are scaled by the largest reference magnitude.
 
 Case ids read as one-line reproductions, e.g.
 ``aclnnLogSoftmax in=float32 out=float16 shape=3x7x5 dim=-2``.
@@ -97,7 +97,7 @@ def reference(opname: str, v: dict, dim, out_dtype) -> np.ndarray:
     """The golden for one op, from the logical input values."""
     if opname == "Softmax":
         return golden.softmax(v["self"], dim)
-    if opname == "LogSoftmax":  # self is cast to out's dtype first (cann_api.md §1.3)
+    if opname == "LogSoftmax":  # self is cast to out's dtype first (CANN docs)
         return golden.log_softmax(golden.round_to(v["self"], out_dtype), dim)
     if opname == "LogSoftmaxBackward":
         return golden.log_softmax_backward(v["gradOutput"], v["output"], dim)
@@ -484,7 +484,7 @@ def test_log_softmax_backward_specials(case: LsmbCase, dev, stream):
     arrays["gradOutput" if case.where == "grad" else "output"][case.at] = case.value
     got = run(dev, stream, "LogSoftmaxBackward", arrays, case.dim, case.out_dtype)
     if case.where == "output" and case.value == -INF:
-        # peers.md §6.2: exp(-inf) = 0, so the gradient passes through unchanged
+        # PyTorch/oneDNN: exp(-inf) = 0, so the gradient passes through unchanged
         expected = arrays["gradOutput"][case.at].astype(case.out_dtype)
         assert got[case.at] == expected, f"out {got[case.at]} != grad {expected}"
     check("LogSoftmaxBackward", got, arrays, case.dim, case.out_dtype, case.id)
@@ -503,7 +503,7 @@ BOUNDARY_X = [
 
 
 def f32_linear(x) -> np.ndarray:
-    """l = float32(x)*float32(1/6) + float32(0.5) as two float32 operations (peers.md §6.1)."""
+    """l = float32(x)*float32(1/6) + float32(0.5) as two float32 operations (PyTorch/oneDNN)."""
     x = np.asarray(x, dtype=np.float32)
     lin = x * np.float32(1.0 / 6.0)
     return lin + np.float32(0.5)
@@ -600,7 +600,7 @@ GRAD_SPECIALS = [
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("case", GRAD_SPECIALS, ids=lambda c: c.id)
 def test_hardsigmoid_backward_is_a_select(case: GradSpecialCase, dev, stream):
-    """cann_api.md §1.6: grad*alpha if 0 < alpha*x + beta < 1, else 0 -- a blocked element is
+    """CANN's operator docs: grad*alpha if 0 < alpha*x + beta < 1, else 0 -- a blocked element is
     0 whatever its gradient; an active one carries NaN/inf through."""
     g = np.array([case.grad, 1.0, 1.0], dtype=np.float32)
     x = np.array([case.x, 0.0, 9.0], dtype=np.float32)
@@ -626,7 +626,7 @@ class IntCase:
 
 
 INT_X = (2, 3, -5, 4, -3, 0, 5, -2, 1, -1, 6, 2147483647, -2147483648)
-# computed in float32 and truncated toward zero: only x >= 3 reaches 1 (cann_api.md §1.5)
+# computed in float32 and truncated toward zero: only x >= 3 reaches 1 (CANN's Hardsigmoid docs)
 INT_EXPECTED = (0, 1, 0, 1, 0, 0, 1, 0, 0, 0, 1, 1, 0)
 INT_CASES = [IntCase("Hardsigmoid", INT_X), IntCase("InplaceHardsigmoid", INT_X)]
 
@@ -641,7 +641,7 @@ def test_int32_hardsigmoid_truncates(case: IntCase, dev, stream):
 
 @pytest.mark.parametrize("dt", (F32, F16, BF16), ids=dname)
 def test_cann_hardsigmoid_examples(dt, dev, stream):
-    """cann_api.md §7.2: the forward and backward example inputs and printouts."""
+    """CANN's examples: the forward and backward example inputs and printouts."""
     x = np.array([-4, -3, -2, 0, 1, 2, 4, 5], dtype=dt).reshape(4, 2)
     got = run(dev, stream, "Hardsigmoid", {"self": x}, None, dt).astype(np.float64)
     np.testing.assert_allclose(got.ravel(), [0, 0, 1 / 6, 0.5, 4 / 6, 5 / 6, 1, 1],
@@ -654,7 +654,7 @@ def test_cann_hardsigmoid_examples(dt, dev, stream):
 
 
 def test_cann_softmax_family_examples(dev, stream):
-    """cann_api.md §7.2: the Softmax, LogSoftmax and LogSoftmaxBackward example printouts."""
+    """CANN's examples: the Softmax, LogSoftmax and LogSoftmaxBackward example printouts."""
     x = np.arange(8, dtype=np.float32).reshape(4, 2)
     got = run(dev, stream, "Softmax", {"self": x}, 0, F32)
     np.testing.assert_allclose(got.ravel(), [0.002144, 0.002144, 0.015842, 0.015842,

@@ -1,7 +1,7 @@
 """The pyACL-compatible runtime: codes and enums, init/finalize, recent error messages, devices
 and contexts, device memory, synchronous copies and acl.util.
 
-Expected values come from CANN (shared/reference/cann_api.md §3-4, §8; the header/enum values are
+Expected values come from CANN (CANN's error-code headers; the header/enum values are
 transcribed below) and from NumPy, never from the code under test.
 """
 
@@ -25,7 +25,7 @@ HUGE_FIRST = 0
 
 # ------------------------------------------------------------------ 1. codes and enums -----
 
-# aclError: acl_base_rt.h + rt_error_codes.h (cann_api.md §3.2)
+# aclError: acl_base_rt.h + rt_error_codes.h (CANN's error-code headers)
 ACL_ERRORS = {
     "ACL_SUCCESS": 0, "ACL_ERROR_NONE": 0, "ACL_RT_SUCCESS": 0,
     "ACL_ERROR_INVALID_PARAM": 100000, "ACL_ERROR_UNINITIALIZE": 100001,
@@ -104,7 +104,7 @@ ACL_ERRORS = {
     "ACL_ERROR_RT_SOCKET_CLOSE": 507901,
 }
 
-# aclnnStatus: op_errno.h (cann_api.md §3.1)
+# aclnnStatus: op_errno.h (CANN's error-code headers)
 ACLNN_STATUSES = {
     "ACLNN_SUCCESS": 0, "ACLNN_ERR_PARAM_NULLPTR": 161001, "ACLNN_ERR_PARAM_INVALID": 161002,
     "ACLNN_ERR_RUNTIME_ERROR": 361001, "ACLNN_ERR_INNER": 561000,
@@ -125,7 +125,7 @@ ACLNN_STATUSES = {
     "ACLNN_ERR_INNER_STATIC_BLOCK_DIM_INVALID": 561119,
 }
 
-# aclDataType (cann_api.md §4.1)
+# aclDataType (CANN's acl_base_rt.h / acl_rt.h)
 DATA_TYPES = {
     "ACL_DT_UNDEFINED": -1, "ACL_FLOAT": 0, "ACL_FLOAT16": 1, "ACL_INT8": 2, "ACL_INT32": 3,
     "ACL_UINT8": 4, "ACL_INT16": 6, "ACL_UINT16": 7, "ACL_UINT32": 8, "ACL_INT64": 9,
@@ -135,7 +135,7 @@ DATA_TYPES = {
     "ACL_FLOAT6_E3M2": 38, "ACL_FLOAT6_E2M3": 39, "ACL_FLOAT4_E2M1": 40, "ACL_FLOAT4_E1M2": 41,
 }
 
-# aclFormat (cann_api.md §4.2)
+# aclFormat (CANN's acl_base_rt.h / acl_rt.h)
 FORMATS = {
     "ACL_FORMAT_UNDEFINED": -1, "ACL_FORMAT_NCHW": 0, "ACL_FORMAT_NHWC": 1, "ACL_FORMAT_ND": 2,
     "ACL_FORMAT_NC1HWC0": 3, "ACL_FORMAT_FRACTAL_Z": 4, "ACL_FORMAT_NC1HWC0_C04": 12,
@@ -146,7 +146,7 @@ FORMATS = {
     "ACL_FORMAT_FRACTAL_NZ_C0_4": 53, "ACL_FORMAT_FRACTAL_NZ_C0_8": 54,
 }
 
-# runtime enums of acl_rt.h (cann_api.md §4.3): class name -> {member: value}
+# runtime enums of acl_rt.h (CANN's acl_base_rt.h / acl_rt.h): class name -> {member: value}
 RT_ENUMS = {
     "aclrtRunMode": {"ACL_DEVICE": 0, "ACL_HOST": 1},
     "aclrtMemcpyKind": {
@@ -220,7 +220,7 @@ def test_formats(name, value):
                                               ("aclFormat", FORMATS),
                                               ("aclnnStatus", ACLNN_STATUSES)])
 def test_aclnn_enum_classes(cls_name, members):
-    """API.md §2: each value is also reachable through its enum class, e.g.
+    """docs/runtime.md: each value is also reachable through its enum class, e.g.
     aclnn.aclDataType.ACL_BF16; the module attribute is that class's member."""
     cls = getattr(aclnn, cls_name)
     assert issubclass(cls, enum.IntEnum)
@@ -647,7 +647,7 @@ def test_memcpy_null_pointers(device, dev):
 @pytest.mark.parametrize("kind", [6, 7, 8, 9, -1, 1000])
 def test_memcpy_bad_kind(device, dev, kind):
     """Only H2H, H2D, D2H, D2D, DEFAULT and HOST_TO_BUF_TO_DEVICE are accepted by aclrtMemcpy
-    (CANN MemcpyKindTranslate; cann_api.md §3.3)."""
+    (CANN MemcpyKindTranslate; CANN's aclrt docs)."""
     a = dev.malloc(64)
     b = dev.malloc(64)
     assert acl.rt.memcpy(b, 64, a, 64, kind) == 100000
@@ -1015,7 +1015,7 @@ def test_reset_device_releases_its_device_memory():
 
 
 def test_async_count_zero_succeeds_before_any_other_check():
-    """cann_api.md §3.3: count 0 returns success before any other check, even the stream's."""
+    """CANN's aclrt docs: count 0 returns success before any other check, even the stream's."""
     assert acl.rt.memcpy_async(0, 0, 0, 0, acl.ACL_MEMCPY_HOST_TO_DEVICE, 0xDEAD) == 0
     assert acl.rt.memset_async(0, 0, 0, 0, 0xDEAD) == 0
     assert acl.get_recent_err_msg() is None
@@ -1028,7 +1028,7 @@ def test_async_count_zero_succeeds_before_any_other_check():
     (acl.ACL_MEM_MALLOC_HUGE1G_ONLY_P2P, 128),
 ])
 def test_allocation_accounting_per_policy(policy, charged):
-    """cann_api.md §3.3: real size = round_up(size, 32) + 32, without the pad for HUGE1G."""
+    """CANN's aclrt docs: real size = round_up(size, 32) + 32, without the pad for HUGE1G."""
     assert acl.rt.set_device(0) == 0
     try:
         free0, total, ret = acl.rt.get_mem_info(acl.ACL_HBM_MEM)

@@ -1,6 +1,6 @@
 """The bundled sample, the CLI and the README's examples, run as a user would.
 
-Expected printouts come from shared/reference/cann_api.md §7 (computed there from the formula,
+Expected printouts come from CANN's ops-nn examples (computed there from the formula,
 independently of this project)."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """aclnnSoftmaxBackwardGetWorkspaceSize / aclnnSoftmaxBackward: the status-code contract and the
 workspace size.
 
-Expected codes come from shared/reference/cann_api.md §1.2 (CANN's check order and the rows of
-CANN's own unit test test_aclnn_softmax_backward.cpp), §1.7-1.8 and §2; messages from
-shared/design/API.md §2. Every successful case is also run and its numbers compared with the
+Expected codes come from CANN's ops-nn op_api (CANN's check order and the rows of
+CANN's own unit test test_aclnn_softmax_backward.cpp); messages from
+docs/runtime.md. Every successful case is also run and its numbers compared with the
 independent float64 golden (tests/golden.py).
 
 Each case id reads as a one-line reproduction:
@@ -122,7 +122,7 @@ def same(shape, dtype=F32, dim=1, out_dtype=None, code=OK, arg=None, note="", **
 
 
 CASES = [
-    # --- CANN UT rows (cann_api.md §1.2 "UT expectations") ---
+    # --- CANN UT rows (CANN's operator docs "UT expectations") ---
     same(S23, F32, 1, note="fp32 normal"),
     same(S23, F32, 0),
     same(S23, F32, -1),
@@ -562,7 +562,7 @@ def test_workspace_size(case: WsCase, dev, stream):
 
 
 def test_message_format_names_api_code_and_values(dev, stream):
-    """API.md §2: the API name, the code, and a sentence naming the argument with the actual
+    """docs/runtime.md: the API name, the code, and a sentence naming the argument with the actual
     and expected values."""
     rng = np.random.default_rng(10)
     g, _, _ = build(dev, T(S8), rng)

@@ -2,7 +2,7 @@
 
 The expected value is CANN's formula out = g*y - sum(g*y, dim)*y evaluated in float64 on the
 *input-dtype* values. CANN computes in the input dtype and casts to out's dtype, so results are
-compared with the tolerance of the lower precision of input and out (golden.basis, peers.md §4).
+compared with the tolerance of the lower precision of input and out (golden.basis, PyTorch/oneDNN).
 y is random and not a valid softmax, as in benchdnn: the formula must be applied as given.
 
 Case ids read as a one-line reproduction, e.g. ``in=float16 out=float32 shape=3x4x5 dim=-2``.
@@ -159,7 +159,7 @@ def test_grid(case: GridCase, dev, stream):
 
 
 def test_cann_example_exact(dev, stream):
-    """cann_api.md §7.1: the official example (FLOAT {4,2}, dim 0); every value exact in fp32."""
+    """CANN's official example (FLOAT {4,2}, dim 0); every value exact in fp32."""
     g = np.arange(8, dtype=np.float32).reshape(4, 2)
     y = np.array([1, 1, 1, 2, 2, 2, 3, 3], dtype=np.float32).reshape(4, 2)
     got = compute(dev, stream, g, y, 0, F32)

@@ -1,6 +1,6 @@
 """pyACL-compatible runtime: ``from aclnn_py import acl`` and write code as with ``import acl``.
 
-Names and returns follow pyACL (shared/design/API.md §3): handles and pointers are ints, calls
+Names and returns follow pyACL's documented conventions: handles and pointers are ints, calls
 with out-parameters return them followed by ``ret``. Constants are exported in C spelling
 (``acl.ACL_SUCCESS``, ``acl.ACL_MEMCPY_HOST_TO_DEVICE``) and as IntEnum classes.
 

@@ -1,7 +1,7 @@
 """The aclnn meta API and every operator's two phases, under their CANN C names.
 
 A program written against this module reads like a line-by-line port of a CANN C++ aclnn example
-(shared/design/API.md §4-5): ``aclCreateTensor(...)`` returns a handle or None;
+(CANN's acl_meta.h): ``aclCreateTensor(...)`` returns a handle or None;
 ``aclnnXxxGetWorkspaceSize(...)`` returns ``(workspace_size, executor, ret)``;
 ``aclnnXxx(workspace, workspace_size, executor, stream)`` returns ``ret`` and only enqueues work.
 """

@@ -1,7 +1,7 @@
 """The softmax family: Softmax, SoftmaxBackward, LogSoftmax, LogSoftmaxBackward.
 
 One kernel family over outer x axis x inner (csrc/kernels/softmax.c), with a log flag. Each op's
-``validate`` is CANN's CheckParams in CANN's order (shared/reference/cann_api.md §1.1-1.4, 1.7).
+``validate`` is CANN's CheckParams in CANN's order (CANN's ops-nn op_api).
 """
 
 from __future__ import annotations
