@@ -34,6 +34,13 @@ def _acl_dtype(api: str, what: str, dtype) -> int:
     return value
 
 
+def _copied(api: str, rc: int) -> None:
+    """Raises when a copy found its device buffer freed (by another thread) and copied nothing."""
+    if rc:
+        check(record(api, 107000, "a device buffer of this call was freed by another thread "
+                     "during the call; nothing was copied"), api)
+
+
 class _Device:
     """Device buffers of one functional call, all freed at the end."""
 
@@ -62,7 +69,7 @@ class _Device:
         span = (hi - lo + 1) * size
         ptr = self.alloc(span)
         host = int(array.__array_interface__["data"][0]) + lo * size
-        lib.emu_memcpy(ptr, host, span)
+        _copied(self.api, lib.emu_memcpy(ptr, host, span))
         return aclTensor(shape, dt, strides, -lo, dtypes.aclFormat.ACL_FORMAT_ND, (hi - lo + 1,),
                          ptr)
 
@@ -128,7 +135,8 @@ def _run(op: ops.OpDef, arrays: dict, ints: dict, out_dtype, attrs=None):
         out = values[op.outputs[0]]
         result = np.empty(out.view_dims, dtype=dtypes.to_numpy(out_dt))
         if result.size:
-            lib.emu_memcpy(int(result.__array_interface__["data"][0]), out.data, result.nbytes)
+            _copied(api, lib.emu_memcpy(int(result.__array_interface__["data"][0]), out.data,
+                                        result.nbytes))
         return result
     finally:
         dev.free()
