@@ -1,13 +1,20 @@
 """cffi builder for aclnn_py._emu, the compiled core (streams, device memory, kernels).
 
 The cdef is the CDEF-BEGIN..CDEF-END part of csrc/include/aclnn_emu.h, the same header every C
-source includes, so the two cannot drift. Run by setuptools through ``cffi_modules`` in setup.py.
+source includes, so the two cannot drift. Run by setuptools through ``cffi_modules`` in setup.py,
+which calls ``ffibuilder()``; importing this module has no side effects, so the tests that
+compile C programs of their own (tests/test_kernels_c.py) take the compiler and flags from here.
+
+The core is built for Linux / POSIX with gcc or clang. Floating-point contraction is switched
+off by the kernel files that rely on it (a pragma at their top), not by a flag here, so they keep
+it off whatever flags compile them; C11 mode (-std=c11) leaves it off elsewhere as well.
 """
 
 from __future__ import annotations
 
 import os
-import sys
+import shlex
+import sysconfig
 from pathlib import Path
 
 from cffi import FFI
@@ -48,26 +55,28 @@ def sanitizer() -> str:
         raise RuntimeError(
             f"{SANITIZE_ENV}={value!r} is not supported: use 'address' (AddressSanitizer + "
             f"UndefinedBehaviorSanitizer), 'thread' (ThreadSanitizer), or leave it unset")
-    if value and sys.platform == "win32":
-        raise RuntimeError(f"{SANITIZE_ENV}={value!r}: sanitizer builds need gcc or clang")
     return value
 
 
-def compile_args() -> list[str]:
-    if sys.platform == "win32":
-        return ["/O2"]
-    common = ["-std=c11", "-Wall", "-Wextra", "-fno-math-errno", "-ffp-contract=off", "-pthread"]
-    san = sanitizer()
+def compile_args(san: str | None = None) -> list[str]:
+    """Flags for every C source of the core (after the interpreter's own CFLAGS, so they win).
+    ``san``: a SANITIZERS key, "" for the optimised build, None for what the environment asks.
+    Never -march: target clones (csrc/kernels/vecmath.h) pick the vector width at load time."""
+    common = ["-std=c11", "-Wall", "-Wextra", "-fno-math-errno", "-pthread"]
+    san = sanitizer() if san is None else san
     if san:
         return ["-O1", "-g", *common, *SANITIZERS[san]]
     return ["-O3", *common]
 
 
-def link_args() -> list[str]:
-    if sys.platform == "win32":
-        return []
-    san = sanitizer()
+def link_args(san: str | None = None) -> list[str]:
+    san = sanitizer() if san is None else san
     return ["-pthread", "-lm", *(SANITIZERS[san][:1] if san else [])]
+
+
+def c_compiler() -> list[str]:
+    """The compiler command setuptools uses for the core: $CC, else the interpreter's CC."""
+    return shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
 
 
 def build_stamp() -> str:
@@ -86,18 +95,22 @@ def build_stamp() -> str:
     return str(stamp)
 
 
-ffibuilder = FFI()
-ffibuilder.cdef(read_cdef())
-ffibuilder.set_source(
-    "aclnn_py._emu",
-    '#include "aclnn_emu.h"',
-    sources=c_sources(),
-    include_dirs=[str(Path("csrc") / "include")],
-    extra_compile_args=compile_args(),
-    extra_link_args=link_args(),
-    # headers too: a header-only change must rebuild the core as well
-    depends=[build_stamp(), *sorted(str(h) for h in CSRC.rglob("*.h"))],
-)
+def ffibuilder() -> FFI:
+    """The FFI that setuptools builds (cffi accepts a function returning it)."""
+    ffi = FFI()
+    ffi.cdef(read_cdef())
+    ffi.set_source(
+        "aclnn_py._emu",
+        '#include "aclnn_emu.h"',
+        sources=c_sources(),
+        include_dirs=[str(Path("csrc") / "include")],
+        extra_compile_args=compile_args(),
+        extra_link_args=link_args(),
+        # headers too: a header-only change must rebuild the core as well
+        depends=[build_stamp(), *sorted(str(h) for h in CSRC.rglob("*.h"))],
+    )
+    return ffi
+
 
 if __name__ == "__main__":
-    ffibuilder.compile(verbose=True)
+    ffibuilder().compile(verbose=True)

@@ -18,17 +18,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#define ACLK_INLINE static inline __attribute__((always_inline))
-#else
-#define ACLK_INLINE static inline
-#endif
+#include "aclnn_emu.h" /* the dtype codes ACLK_F32, ... */
 
-#if defined(_MSC_VER) && !defined(__clang__)
-#define ACLK_RESTRICT __restrict
-#else
-#define ACLK_RESTRICT restrict
-#endif
+/* gcc and clang: forced inline, so that each target clone of a kernel (see vecmath.h) gets
+   its own copy of every helper at its vector width */
+#define ACLK_INLINE static inline __attribute__((always_inline))
 
 /* ------------------------------------------------------------------------- bit casts ---- */
 
@@ -208,32 +202,61 @@ ACLK_INLINE int32_t aclk_f64_to_i32(double x)
 
 /* ------------------------------------------------------------------- array helpers ---- */
 
-ACLK_INLINE void aclk_f16_to_f32_n(const uint16_t *ACLK_RESTRICT src, float *ACLK_RESTRICT dst,
+ACLK_INLINE void aclk_f16_to_f32_n(const uint16_t *restrict src, float *restrict dst,
                                      int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         dst[i] = aclk_f16_to_f32(src[i]);
 }
 
-ACLK_INLINE void aclk_f32_to_f16_n(const float *ACLK_RESTRICT src, uint16_t *ACLK_RESTRICT dst,
+ACLK_INLINE void aclk_f32_to_f16_n(const float *restrict src, uint16_t *restrict dst,
                                      int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         dst[i] = aclk_f32_to_f16(src[i]);
 }
 
-ACLK_INLINE void aclk_bf16_to_f32_n(const uint16_t *ACLK_RESTRICT src, float *ACLK_RESTRICT dst,
+ACLK_INLINE void aclk_bf16_to_f32_n(const uint16_t *restrict src, float *restrict dst,
                                       int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         dst[i] = aclk_bf16_to_f32(src[i]);
 }
 
-ACLK_INLINE void aclk_f32_to_bf16_n(const float *ACLK_RESTRICT src,
-                                      uint16_t *ACLK_RESTRICT dst, int64_t n)
+ACLK_INLINE void aclk_f32_to_bf16_n(const float *restrict src,
+                                      uint16_t *restrict dst, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         dst[i] = aclk_f32_to_bf16(src[i]);
+}
+
+/* Chunks of a float-ish tensor (float32, float16, bfloat16) seen as float32: widen n elements
+   at element offset off into buf and return it; float32 is read in place (buf unused). */
+ACLK_INLINE const float *aclk_load_f32(int dt, const void *base, int64_t off, int64_t n,
+                                       float *buf)
+{
+    if (dt == ACLK_F32)
+        return (const float *)base + off;
+    if (dt == ACLK_F16)
+        aclk_f16_to_f32_n((const uint16_t *)base + off, buf, n);
+    else
+        aclk_bf16_to_f32_n((const uint16_t *)base + off, buf, n);
+    return buf;
+}
+
+/* narrow n float32 values to element offset off, rounding to nearest even (a no-op for float32
+   written in place) */
+ACLK_INLINE void aclk_store_f32(int dt, void *base, int64_t off, int64_t n, const float *src)
+{
+    if (dt == ACLK_F32) {
+        float *d = (float *)base + off;
+        if (d != src)
+            memcpy(d, src, (size_t)n * sizeof(float));
+    } else if (dt == ACLK_F16) {
+        aclk_f32_to_f16_n(src, (uint16_t *)base + off, n);
+    } else {
+        aclk_f32_to_bf16_n(src, (uint16_t *)base + off, n);
+    }
 }
 
 #endif /* ACLK_DTYPE_H */

@@ -3,9 +3,9 @@
  * [outer][axis][inner] tensor.
  *
  * float32, float16 and bfloat16 are computed in float32 (16-bit types are widened a chunk at a
- * time into stack buffers and rounded to nearest even on the way out); float64 is computed in
- * float64 with libm exp/log. float32 uses the vectorisable exp_f32 / log_f32 below (max error
- * 0.99 / 0.83 ulp, checked over every float).
+ * time into stack buffers and rounded to nearest even on the way out, dtype.h); float64 is
+ * computed in float64 with libm exp/log. float32 uses the vectorisable aclk_exp_f32 /
+ * aclk_log_f32 of vecmath.h.
  *
  *   fwd: m = max(x) over the axis, s = sum(exp(x - m)),
  *        y = exp(x - m) / s            or   y = (x - m) - log(s)
@@ -17,8 +17,12 @@
  * The forward sum is accumulated in float64 (float32 sums of long rows would lose ~1e-6); the
  * backward sums in float32.
  *
- * Three ways through, all built from loops that gcc vectorises without reassociating anything
- * (so every vector width gives the same bits):
+ * Each entry point runs the first implementation of its ordered list (end of file) that
+ * accepts the dtype and shape: the blocked float32 and float64 kernels below, then the plain
+ * reference kernel (reference.c), which accepts every dtype the operator supports.
+ *
+ * Three ways through the float32 kernels, all built from loops that gcc vectorises without
+ * reassociating anything (so every vector width gives the same bits):
  *   - rows (inner == 1, axis above a small limit): one row at a time; max and sum reduce into
  *     LANES fixed accumulators, then the passes use the scalar max / sum.
  *   - columns (inner > 1): for one outer index o and a block of w <= SEG consecutive inner
@@ -36,132 +40,39 @@
  * Stack use: about 45 KB forward and 75 KB backward (scratch arrays; the kernels never
  * allocate).
  */
+
+/* Floating-point contraction off for this file (before any #include, so that the inline
+ * helpers of the headers get it too): the target clones (vecmath.h) give bit-identical results
+ * only if no multiply-add is fused, FMA being available in the AVX-512 clone alone, and the
+ * accuracy of aclk_exp_f32 / aclk_log_f32 is measured without it. gcc ignores
+ * "#pragma STDC FP_CONTRACT" in C (gcc 12), hence its own pragma. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include <math.h>
 #include <string.h>
 
 #include "aclnn_emu.h"
 #include "dtype.h"
+#include "vecmath.h"
 
 #define SEG 512 /* segment / accumulator width in elements */
-
-/* On x86-64 with gcc and glibc the two 32-bit-compute drivers are built three times (AVX-512F,
- * AVX2, baseline SSE2) and picked at load time by CPU (ifunc). The helpers below are forced
- * inline so each clone gets its own copy at its vector width. Every loop is elementwise (no
- * reductions are reassociated; -ffp-contract=off keeps FMA out), so all clones give
- * bit-identical results. Define ACLK_NO_CLONES to build the baseline only. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) && \
-    !defined(ACLK_NO_CLONES)
-#define ACLK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ACLK_CLONES
-#endif
 
 static inline int64_t min64(int64_t a, int64_t b)
 {
     return a < b ? a : b;
 }
 
-/* ------------------------------------------------------------------ vector expf ---- *
- * exp(x) for float32 as straight-line code (no calls, no branches) so that a loop around it
- * vectorises. Cody-Waite reduction x = n*ln2 + r with |r| <= ln2/2, the Cephes degree-7
- * polynomial for exp(r) (measured over all floats: max error 0.99 ulp), then scaling by 2^n done as two
- * exact power-of-two multiplies (2^(n>>1) * 2^(n - (n>>1))) so that both overflow (-> +inf)
- * and gradual underflow (a single rounding into the subnormal range, -> 0 far enough out) come
- * out right. The input is clamped to [-110, 88.8] first: exp(-110) rounds to 0 and exp(88.8)
- * overflows, so -inf -> 0 and +inf -> +inf (the clamps are mask selects, see dtype.h, or gcc
- * turns them into branches and gives up vectorising). A NaN passes the clamps (comparisons
- * are false) and propagates through the polynomial. n is obtained with the 1.5*2^23 rounding trick, so no
- * float -> int conversion is ever applied to a NaN. */
-static inline float exp_f32(float x)
-{
-    x = aclk_sel_f32(x > 88.8f, 88.8f, x);
-    x = aclk_sel_f32(x < -110.0f, -110.0f, x);
-    float k = x * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
-    float n = k - 12582912.0f;
-    int32_t ni;
-    {
-        uint32_t kb = aclk_f32_bits(k) - 0x4B400000u;
-        memcpy(&ni, &kb, sizeof ni);
-    }
-    float r = x - n * 0.693359375f;              /* ln2 high part: exact product */
-    r = r - n * -2.12194440e-4f;                  /* ln2 low part */
-    float r2 = r * r;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r2 + r;
-    p = p + 1.0f;
-    int32_t n1 = ni >> 1;
-    int32_t n2 = ni - n1;
-    float s1 = aclk_bits_f32((uint32_t)(n1 + 127) << 23);
-    float s2 = aclk_bits_f32((uint32_t)(n2 + 127) << 23);
-    return (p * s1) * s2;
-}
-
-/* ------------------------------------------------------------------ vector logf ---- *
- * log(x) for x a positive normal float32, +inf or NaN (all that log-softmax feeds it: a sum
- * of exps that is >= 1, or NaN), as straight-line code. x = 2^e * m with m in
- * [sqrt(1/2), sqrt(2)), log(x) = e*ln2 + log1p(m - 1) with the Cephes logf polynomial
- * (about 1 ulp). */
-static inline float log_f32(float x)
-{
-    uint32_t u = aclk_f32_bits(x);
-    int32_t e = (int32_t)(u >> 23) - 126;
-    float m = aclk_bits_f32((u & 0x007FFFFFu) | 0x3F000000u); /* [0.5, 1) */
-    int c = m < 0.707106781186547524f;
-    e -= c;
-    m = aclk_sel_f32(c, m + m, m) - 1.0f;                      /* both steps exact */
-    float z = m * m;
-    float p = 7.0376836292e-2f;
-    p = p * m + -1.1514610310e-1f;
-    p = p * m + 1.1676998740e-1f;
-    p = p * m + -1.2420140846e-1f;
-    p = p * m + 1.4249322787e-1f;
-    p = p * m + -1.6668057665e-1f;
-    p = p * m + 2.0000714765e-1f;
-    p = p * m + -2.4999993993e-1f;
-    p = p * m + 3.3333331174e-1f;
-    float fe = (float)e;
-    float y = (m * z) * p;
-    y = y + fe * -2.12194440e-4f;
-    y = y + -0.5f * z;
-    float r = m + y;
-    r = r + fe * 0.693359375f;
-    return aclk_sel_f32((x != x) | (x == INFINITY), x, r);
-}
-
-/* ------------------------------------------------------- float32 elementwise helpers ---- */
-
-ACLK_INLINE void vlog(float *v, int64_t n)
-{
-    for (int64_t k = 0; k < n; k++)
-        v[k] = log_f32(v[k]);
-}
-
-
-/* e[k] = exp(x[k] - m[k]); e may be x */
-ACLK_INLINE void vexp_sub(const float *x, const float *m, float *e, int64_t n)
-{
-    for (int64_t k = 0; k < n; k++)
-        e[k] = exp_f32(x[k] - m[k]);
-}
-
-/* e[k] = exp(x[k] - m) */
-ACLK_INLINE void vexp_sub1(const float *x, float m, float *e, int64_t n)
-{
-    for (int64_t k = 0; k < n; k++)
-        e[k] = exp_f32(x[k] - m);
-}
-
-/* Reductions of a whole row into LANES fixed accumulators (lane = index mod LANES), which gcc
+/* ------------------------------------------------------------------- reductions ----
+ * Reductions of a whole row into LANES fixed accumulators (lane = index mod LANES), which gcc
  * keeps in vector registers. The lane count is fixed, not the vector width, so every clone adds
  * in the same order. */
 #define LANES 16
 
-ACLK_INLINE void lanes_max(float *ACLK_RESTRICT acc, const float *ACLK_RESTRICT x, int64_t n)
+ACLK_INLINE void lanes_max(float *restrict acc, const float *restrict x, int64_t n)
 {
     int64_t k = 0;
     for (; k + LANES <= n; k += LANES)
@@ -171,7 +82,7 @@ ACLK_INLINE void lanes_max(float *ACLK_RESTRICT acc, const float *ACLK_RESTRICT 
         acc[j] = (x[k + j] > acc[j]) ? x[k + j] : acc[j];
 }
 
-ACLK_INLINE void lanes_sum_d(double *ACLK_RESTRICT acc, const float *ACLK_RESTRICT x, int64_t n)
+ACLK_INLINE void lanes_sum_d(double *restrict acc, const float *restrict x, int64_t n)
 {
     int64_t k = 0;
     for (; k + LANES <= n; k += LANES)
@@ -181,7 +92,7 @@ ACLK_INLINE void lanes_sum_d(double *ACLK_RESTRICT acc, const float *ACLK_RESTRI
         acc[j] += (double)x[k + j];
 }
 
-ACLK_INLINE void lanes_sum_f(float *ACLK_RESTRICT acc, const float *ACLK_RESTRICT x, int64_t n)
+ACLK_INLINE void lanes_sum_f(float *restrict acc, const float *restrict x, int64_t n)
 {
     int64_t k = 0;
     for (; k + LANES <= n; k += LANES)
@@ -191,8 +102,8 @@ ACLK_INLINE void lanes_sum_f(float *ACLK_RESTRICT acc, const float *ACLK_RESTRIC
         acc[j] += x[k + j];
 }
 
-ACLK_INLINE void lanes_dot_f(float *ACLK_RESTRICT acc, const float *ACLK_RESTRICT g,
-                             const float *ACLK_RESTRICT y, int64_t n)
+ACLK_INLINE void lanes_dot_f(float *restrict acc, const float *restrict g,
+                             const float *restrict y, int64_t n)
 {
     int64_t k = 0;
     for (; k + LANES <= n; k += LANES)
@@ -202,26 +113,26 @@ ACLK_INLINE void lanes_dot_f(float *ACLK_RESTRICT acc, const float *ACLK_RESTRIC
         acc[j] += g[k + j] * y[k + j];
 }
 
-ACLK_INLINE void vmax_acc(float *ACLK_RESTRICT acc, const float *ACLK_RESTRICT x, int64_t n)
+ACLK_INLINE void vmax_acc(float *restrict acc, const float *restrict x, int64_t n)
 {
     for (int64_t k = 0; k < n; k++)
         acc[k] = (x[k] > acc[k]) ? x[k] : acc[k];
 }
 
-ACLK_INLINE void vsum_acc_d(double *ACLK_RESTRICT acc, const float *ACLK_RESTRICT x, int64_t n)
+ACLK_INLINE void vsum_acc_d(double *restrict acc, const float *restrict x, int64_t n)
 {
     for (int64_t k = 0; k < n; k++)
         acc[k] += (double)x[k];
 }
 
-ACLK_INLINE void vsum_acc_f(float *ACLK_RESTRICT acc, const float *ACLK_RESTRICT x, int64_t n)
+ACLK_INLINE void vsum_acc_f(float *restrict acc, const float *restrict x, int64_t n)
 {
     for (int64_t k = 0; k < n; k++)
         acc[k] += x[k];
 }
 
-ACLK_INLINE void vdot_acc_f(float *ACLK_RESTRICT acc, const float *ACLK_RESTRICT g,
-                       const float *ACLK_RESTRICT y, int64_t n)
+ACLK_INLINE void vdot_acc_f(float *restrict acc, const float *restrict g,
+                       const float *restrict y, int64_t n)
 {
     for (int64_t k = 0; k < n; k++)
         acc[k] += g[k] * y[k];
@@ -232,8 +143,8 @@ ACLK_INLINE void fold_max_f(float *acc, int64_t R, int64_t w)
 {
     while (R > 1) {
         int64_t h = R / 2, keep = R - h;
-        float *ACLK_RESTRICT lo = acc;
-        const float *ACLK_RESTRICT hi = acc + keep * w;
+        float *restrict lo = acc;
+        const float *restrict hi = acc + keep * w;
         for (int64_t k = 0; k < h * w; k++)
             lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
         R = keep;
@@ -244,8 +155,8 @@ ACLK_INLINE void fold_sum_f(float *acc, int64_t R, int64_t w)
 {
     while (R > 1) {
         int64_t h = R / 2, keep = R - h;
-        float *ACLK_RESTRICT lo = acc;
-        const float *ACLK_RESTRICT hi = acc + keep * w;
+        float *restrict lo = acc;
+        const float *restrict hi = acc + keep * w;
         for (int64_t k = 0; k < h * w; k++)
             lo[k] += hi[k];
         R = keep;
@@ -256,10 +167,22 @@ ACLK_INLINE void fold_sum_d(double *acc, int64_t R, int64_t w)
 {
     while (R > 1) {
         int64_t h = R / 2, keep = R - h;
-        double *ACLK_RESTRICT lo = acc;
-        const double *ACLK_RESTRICT hi = acc + keep * w;
+        double *restrict lo = acc;
+        const double *restrict hi = acc + keep * w;
         for (int64_t k = 0; k < h * w; k++)
             lo[k] += hi[k];
+        R = keep;
+    }
+}
+
+static void fold_max_d(double *acc, int64_t R, int64_t w)
+{
+    while (R > 1) {
+        int64_t h = R / 2, keep = R - h;
+        double *restrict lo = acc;
+        const double *restrict hi = acc + keep * w;
+        for (int64_t k = 0; k < h * w; k++)
+            lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
         R = keep;
     }
 }
@@ -276,31 +199,7 @@ ACLK_INLINE void replicate(void *acc, int64_t R, int64_t w, size_t esz)
     }
 }
 
-/* widen n elements at element offset off of a float-ish tensor; float32 is used in place */
-ACLK_INLINE const float *load_f(int dt, const void *base, int64_t off, int64_t n, float *buf)
-{
-    if (dt == ACLK_F32)
-        return (const float *)base + off;
-    if (dt == ACLK_F16)
-        aclk_f16_to_f32_n((const uint16_t *)base + off, buf, n);
-    else
-        aclk_bf16_to_f32_n((const uint16_t *)base + off, buf, n);
-    return buf;
-}
-
-/* narrow n float32 values to element offset off (a no-op for float32 written in place) */
-ACLK_INLINE void store_f(int dt, void *base, int64_t off, int64_t n, const float *src)
-{
-    if (dt == ACLK_F32) {
-        float *d = (float *)base + off;
-        if (d != src)
-            memcpy(d, src, (size_t)n * sizeof(float));
-    } else if (dt == ACLK_F16) {
-        aclk_f32_to_f16_n(src, (uint16_t *)base + off, n);
-    } else {
-        aclk_f32_to_bf16_n(src, (uint16_t *)base + off, n);
-    }
-}
+/* --------------------------------------------------------------------- blocking ---- */
 
 /* the geometry of one (o, column block) work item */
 typedef struct {
@@ -364,7 +263,7 @@ static int64_t batch_slabs(int64_t axis, int64_t inner)
 
 /* buf[a][b*inner + i] = src[base + (b*axis + a)*inner + i] for b < nb */
 ACLK_INLINE void gather(int dt, const void *src, int64_t base, int64_t nb, int64_t axis,
-                        int64_t inner, float *ACLK_RESTRICT buf)
+                        int64_t inner, float *restrict buf)
 {
     const int64_t W = nb * inner;
     if (inner == 1) {
@@ -390,7 +289,7 @@ ACLK_INLINE void gather(int dt, const void *src, int64_t base, int64_t nb, int64
         for (int64_t a = 0; a < axis; a++) {
             int64_t off = base + (b * axis + a) * inner;
             float *d = buf + a * W + b * inner;
-            const float *p = load_f(dt, src, off, inner, d);
+            const float *p = aclk_load_f32(dt, src, off, inner, d);
             if (p != d)
                 memcpy(d, p, (size_t)inner * sizeof(float));
         }
@@ -399,7 +298,7 @@ ACLK_INLINE void gather(int dt, const void *src, int64_t base, int64_t nb, int64
 
 /* the inverse of gather */
 ACLK_INLINE void scatter(int dt, void *dst, int64_t base, int64_t nb, int64_t axis,
-                         int64_t inner, const float *ACLK_RESTRICT buf)
+                         int64_t inner, const float *restrict buf)
 {
     const int64_t W = nb * inner;
     if (inner == 1) {
@@ -423,7 +322,7 @@ ACLK_INLINE void scatter(int dt, void *dst, int64_t base, int64_t nb, int64_t ax
     }
     for (int64_t b = 0; b < nb; b++)
         for (int64_t a = 0; a < axis; a++)
-            store_f(dt, dst, base + (b * axis + a) * inner, inner, buf + a * W + b * inner);
+            aclk_store_f32(dt, dst, base + (b * axis + a) * inner, inner, buf + a * W + b * inner);
 }
 
 /* ---------------------------------------------------------- forward, 32-bit compute ---- */
@@ -451,7 +350,7 @@ ACLK_INLINE void fwd_core(int dt, const void *x, void *y, int64_t outer, int64_t
                 macc[k] = -INFINITY;
             for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
                 int64_t len = min64(b.R, axis - a0) * b.w;
-                const float *p = load_f(dt, x, base + a0 * inner, len, xbuf);
+                const float *p = aclk_load_f32(dt, x, base + a0 * inner, len, xbuf);
                 vmax_acc(macc, p, len);
             }
             fold_max_f(macc, b.R, b.w);
@@ -463,9 +362,9 @@ ACLK_INLINE void fwd_core(int dt, const void *x, void *y, int64_t outer, int64_t
             for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
                 int64_t off = base + a0 * inner;
                 int64_t len = min64(b.R, axis - a0) * b.w;
-                const float *p = load_f(dt, x, off, len, xbuf);
+                const float *p = aclk_load_f32(dt, x, off, len, xbuf);
                 float *e = (direct && !lg) ? (float *)y + off : ebuf;
-                vexp_sub(p, macc, e, len);
+                aclk_vexp_sub_f32(p, macc, e, len);
                 vsum_acc_d(sacc, e, len);
             }
             fold_sum_d(sacc, b.R, b.w);
@@ -481,7 +380,7 @@ ACLK_INLINE void fwd_core(int dt, const void *x, void *y, int64_t outer, int64_t
                     fac[j] = sf;
                     ebuf[j] = (float)(sacc[j] - (double)sf) / sf;
                 }
-                vlog(fac, b.w);
+                aclk_vlog_f32(fac, b.w);
                 for (int64_t j = 0; j < b.w; j++)
                     fac[j] = fac[j] + ebuf[j];
             }
@@ -498,20 +397,20 @@ ACLK_INLINE void fwd_core(int dt, const void *x, void *y, int64_t outer, int64_t
                             yy[k] = yy[k] / fac[k];
                     } else {
                         if (b.nseg > 1) { /* ebuf holds only the last segment: recompute */
-                            const float *p = load_f(dt, x, off, len, xbuf);
-                            vexp_sub(p, macc, ebuf, len);
+                            const float *p = aclk_load_f32(dt, x, off, len, xbuf);
+                            aclk_vexp_sub_f32(p, macc, ebuf, len);
                         }
                         for (int64_t k = 0; k < len; k++)
                             ebuf[k] = ebuf[k] / fac[k];
-                        store_f(dt, y, off, len, ebuf);
+                        aclk_store_f32(dt, y, off, len, ebuf);
                     }
                 } else {
-                    const float *p = load_f(dt, x, off, len, xbuf);
+                    const float *p = aclk_load_f32(dt, x, off, len, xbuf);
                     float *d = direct ? (float *)y + off : ebuf;
                     for (int64_t k = 0; k < len; k++)
                         d[k] = (p[k] - macc[k]) - fac[k];
                     if (!direct)
-                        store_f(dt, y, off, len, ebuf);
+                        aclk_store_f32(dt, y, off, len, ebuf);
                 }
             }
         }
@@ -536,7 +435,7 @@ ACLK_INLINE void fwd_rows(int dt, const void *x, void *y, int64_t outer, int64_t
             mx[j] = -INFINITY;
         for (int64_t a0 = 0; a0 < axis; a0 += SEG) {
             int64_t len = min64(SEG, axis - a0);
-            lanes_max(mx, load_f(dt, x, base + a0, len, xbuf), len);
+            lanes_max(mx, aclk_load_f32(dt, x, base + a0, len, xbuf), len);
         }
         float m = mx[0];
         for (int j = 1; j < LANES; j++)
@@ -546,9 +445,9 @@ ACLK_INLINE void fwd_rows(int dt, const void *x, void *y, int64_t outer, int64_t
             sm[j] = 0.0;
         for (int64_t a0 = 0; a0 < axis; a0 += SEG) {
             int64_t len = min64(SEG, axis - a0);
-            const float *p = load_f(dt, x, base + a0, len, xbuf);
+            const float *p = aclk_load_f32(dt, x, base + a0, len, xbuf);
             float *e = (direct && !lg) ? (float *)y + base + a0 : keep ? row + a0 : ebuf;
-            vexp_sub1(p, m, e, len);
+            aclk_vexp_sub1_f32(p, m, e, len);
             lanes_sum_d(sm, e, len);
         }
         double s = 0.0;
@@ -556,7 +455,7 @@ ACLK_INLINE void fwd_rows(int dt, const void *x, void *y, int64_t outer, int64_t
             s += sm[j];
         float f = (float)s;
         if (lg) /* as in fwd_core: log(sf) + (s - sf)/sf */
-            f = log_f32(f) + (float)(s - (double)f) / f;
+            f = aclk_log_f32(f) + (float)(s - (double)f) / f;
 
         for (int64_t a0 = 0; a0 < axis; a0 += SEG) {
             int64_t off = base + a0, len = min64(SEG, axis - a0);
@@ -568,20 +467,20 @@ ACLK_INLINE void fwd_rows(int dt, const void *x, void *y, int64_t outer, int64_t
                 } else {
                     float *e = keep ? row + a0 : ebuf;
                     if (!keep) { /* ebuf holds only the last chunk: recompute */
-                        const float *p = load_f(dt, x, off, len, xbuf);
-                        vexp_sub1(p, m, ebuf, len);
+                        const float *p = aclk_load_f32(dt, x, off, len, xbuf);
+                        aclk_vexp_sub1_f32(p, m, ebuf, len);
                     }
                     for (int64_t k = 0; k < len; k++)
                         e[k] = e[k] / f;
-                    store_f(dt, y, off, len, e);
+                    aclk_store_f32(dt, y, off, len, e);
                 }
             } else {
-                const float *p = load_f(dt, x, off, len, xbuf);
+                const float *p = aclk_load_f32(dt, x, off, len, xbuf);
                 float *d = direct ? (float *)y + off : ebuf;
                 for (int64_t k = 0; k < len; k++)
                     d[k] = (p[k] - m) - f;
                 if (!direct)
-                    store_f(dt, y, off, len, ebuf);
+                    aclk_store_f32(dt, y, off, len, ebuf);
             }
         }
     }
@@ -634,11 +533,11 @@ ACLK_INLINE void bwd_core(int dt, const void *grad, const void *yv, void *out, i
             for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
                 int64_t off = base + a0 * inner;
                 int64_t len = min64(b.R, axis - a0) * b.w;
-                pg = load_f(dt, grad, off, len, gbuf);
+                pg = aclk_load_f32(dt, grad, off, len, gbuf);
                 if (lg) {
                     vsum_acc_f(sacc, pg, len);
                 } else {
-                    py = load_f(dt, yv, off, len, ybuf);
+                    py = aclk_load_f32(dt, yv, off, len, ybuf);
                     vdot_acc_f(sacc, pg, py, len);
                 }
             }
@@ -650,21 +549,21 @@ ACLK_INLINE void bwd_core(int dt, const void *grad, const void *yv, void *out, i
                 int64_t off = base + a0 * inner;
                 int64_t len = min64(b.R, axis - a0) * b.w;
                 if (b.nseg > 1 || direct) {
-                    pg = load_f(dt, grad, off, len, gbuf);
-                    py = load_f(dt, yv, off, len, ybuf);
+                    pg = aclk_load_f32(dt, grad, off, len, gbuf);
+                    py = aclk_load_f32(dt, yv, off, len, ybuf);
                 } else if (lg) { /* single segment: grad already widened, y not yet */
-                    py = load_f(dt, yv, off, len, ybuf);
+                    py = aclk_load_f32(dt, yv, off, len, ybuf);
                 }
                 float *d = direct ? (float *)out + off : obuf;
                 if (lg) {
                     for (int64_t k = 0; k < len; k++)
-                        d[k] = pg[k] - exp_f32(py[k]) * sacc[k];
+                        d[k] = pg[k] - aclk_exp_f32(py[k]) * sacc[k];
                 } else {
                     for (int64_t k = 0; k < len; k++)
                         d[k] = pg[k] * py[k] - sacc[k] * py[k];
                 }
                 if (!direct)
-                    store_f(dt, out, off, len, obuf);
+                    aclk_store_f32(dt, out, off, len, obuf);
             }
         }
     }
@@ -685,11 +584,11 @@ ACLK_INLINE void bwd_rows(int dt, const void *grad, const void *yv, void *out, i
             acc[j] = 0.0f;
         for (int64_t a0 = 0; a0 < axis; a0 += SEG) {
             int64_t len = min64(SEG, axis - a0);
-            pg = load_f(dt, grad, base + a0, len, gbuf);
+            pg = aclk_load_f32(dt, grad, base + a0, len, gbuf);
             if (lg) {
                 lanes_sum_f(acc, pg, len);
             } else {
-                py = load_f(dt, yv, base + a0, len, ybuf);
+                py = aclk_load_f32(dt, yv, base + a0, len, ybuf);
                 lanes_dot_f(acc, pg, py, len);
             }
         }
@@ -700,21 +599,21 @@ ACLK_INLINE void bwd_rows(int dt, const void *grad, const void *yv, void *out, i
         for (int64_t a0 = 0; a0 < axis; a0 += SEG) {
             int64_t off = base + a0, len = min64(SEG, axis - a0);
             if (axis > SEG || direct) {
-                pg = load_f(dt, grad, off, len, gbuf);
-                py = load_f(dt, yv, off, len, ybuf);
+                pg = aclk_load_f32(dt, grad, off, len, gbuf);
+                py = aclk_load_f32(dt, yv, off, len, ybuf);
             } else if (lg) {
-                py = load_f(dt, yv, off, len, ybuf);
+                py = aclk_load_f32(dt, yv, off, len, ybuf);
             }
             float *d = direct ? (float *)out + off : obuf;
             if (lg) {
                 for (int64_t k = 0; k < len; k++)
-                    d[k] = pg[k] - exp_f32(py[k]) * s;
+                    d[k] = pg[k] - aclk_exp_f32(py[k]) * s;
             } else {
                 for (int64_t k = 0; k < len; k++)
                     d[k] = pg[k] * py[k] - s * py[k];
             }
             if (!direct)
-                store_f(dt, out, off, len, obuf);
+                aclk_store_f32(dt, out, off, len, obuf);
         }
     }
 }
@@ -743,18 +642,6 @@ ACLK_CLONES static void softmax_bwd_f32(int dt, const void *grad, const void *yv
 }
 
 /* ------------------------------------------------------------------ float64 ---- */
-
-static void fold_max_d(double *acc, int64_t R, int64_t w)
-{
-    while (R > 1) {
-        int64_t h = R / 2, keep = R - h;
-        double *ACLK_RESTRICT lo = acc;
-        const double *ACLK_RESTRICT hi = acc + keep * w;
-        for (int64_t k = 0; k < h * w; k++)
-            lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
-        R = keep;
-    }
-}
 
 static void softmax_fwd_f64(const double *x, double *y, int64_t outer, int64_t axis,
                             int64_t inner, int lg)
@@ -862,33 +749,133 @@ static void softmax_bwd_f64(const double *g, const double *yv, double *out, int6
     }
 }
 
-/* ------------------------------------------------------------------ entry points ---- */
+/* ------------------------------------------------------------------ entry points ---- *
+ * Each entry point runs the first implementation of its list whose `accepts` takes the dtype
+ * and shape; the reference kernel comes last and takes every dtype the operator supports, so
+ * a case no fast kernel takes still runs. A dtype no implementation takes returns -1. */
+
+typedef int (*fwd_fn)(int dtype, const void *x, void *y, int64_t outer, int64_t axis,
+                      int64_t inner, int log_softmax);
+typedef int (*bwd_fn)(int dtype, const void *grad, const void *y, void *out, int64_t outer,
+                      int64_t axis, int64_t inner, int log_softmax);
+typedef int (*accepts_fn)(int dtype, int64_t outer, int64_t axis, int64_t inner);
+
+static int is_f32_compute(int dt, int64_t outer, int64_t axis, int64_t inner)
+{
+    (void)outer, (void)axis, (void)inner;
+    return dt == ACLK_F32 || dt == ACLK_F16 || dt == ACLK_BF16;
+}
+
+static int is_f64(int dt, int64_t outer, int64_t axis, int64_t inner)
+{
+    (void)outer, (void)axis, (void)inner;
+    return dt == ACLK_F64;
+}
+
+static int ref_accepts(int dt, int64_t outer, int64_t axis, int64_t inner)
+{
+    return is_f32_compute(dt, outer, axis, inner) || is_f64(dt, outer, axis, inner);
+}
+
+static int fwd_f32(int dt, const void *x, void *y, int64_t outer, int64_t axis, int64_t inner,
+                   int lg)
+{
+    softmax_fwd_f32(dt, x, y, outer, axis, inner, lg != 0);
+    return 0;
+}
+
+static int fwd_f64(int dt, const void *x, void *y, int64_t outer, int64_t axis, int64_t inner,
+                   int lg)
+{
+    (void)dt;
+    softmax_fwd_f64((const double *)x, (double *)y, outer, axis, inner, lg != 0);
+    return 0;
+}
+
+static int bwd_f32(int dt, const void *grad, const void *y, void *out, int64_t outer,
+                   int64_t axis, int64_t inner, int lg)
+{
+    softmax_bwd_f32(dt, grad, y, out, outer, axis, inner, lg != 0);
+    return 0;
+}
+
+static int bwd_f64(int dt, const void *grad, const void *y, void *out, int64_t outer,
+                   int64_t axis, int64_t inner, int lg)
+{
+    (void)dt;
+    softmax_bwd_f64((const double *)grad, (const double *)y, (double *)out, outer, axis, inner,
+                    lg != 0);
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    accepts_fn accepts;
+    fwd_fn run;
+} FWD[] = {
+    {"float32", is_f32_compute, fwd_f32},
+    {"float64", is_f64, fwd_f64},
+    {"reference", ref_accepts, aclk_ref_softmax_fwd},
+};
+
+static const struct {
+    const char *name;
+    accepts_fn accepts;
+    bwd_fn run;
+} BWD[] = {
+    {"float32", is_f32_compute, bwd_f32},
+    {"float64", is_f64, bwd_f64},
+    {"reference", ref_accepts, aclk_ref_softmax_bwd},
+};
+
+#define NUM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static int pick_fwd(int dtype, int64_t outer, int64_t axis, int64_t inner)
+{
+    for (int i = 0; i < NUM(FWD); i++)
+        if (FWD[i].accepts(dtype, outer, axis, inner))
+            return i;
+    return -1;
+}
+
+static int pick_bwd(int dtype, int64_t outer, int64_t axis, int64_t inner)
+{
+    for (int i = 0; i < NUM(BWD); i++)
+        if (BWD[i].accepts(dtype, outer, axis, inner))
+            return i;
+    return -1;
+}
 
 int aclk_softmax_fwd(int dtype, const void *x, void *y, int64_t outer, int64_t axis,
                      int64_t inner, int log_softmax)
 {
-    if (dtype != ACLK_F32 && dtype != ACLK_F16 && dtype != ACLK_BF16 && dtype != ACLK_F64)
+    int i = pick_fwd(dtype, outer, axis, inner);
+    if (i < 0)
         return -1;
     if (outer <= 0 || axis <= 0 || inner <= 0)
         return 0;
-    if (dtype == ACLK_F64)
-        softmax_fwd_f64((const double *)x, (double *)y, outer, axis, inner, log_softmax != 0);
-    else
-        softmax_fwd_f32(dtype, x, y, outer, axis, inner, log_softmax != 0);
-    return 0;
+    return FWD[i].run(dtype, x, y, outer, axis, inner, log_softmax);
 }
 
 int aclk_softmax_bwd(int dtype, const void *grad, const void *y, void *out, int64_t outer,
                      int64_t axis, int64_t inner, int log_softmax)
 {
-    if (dtype != ACLK_F32 && dtype != ACLK_F16 && dtype != ACLK_BF16 && dtype != ACLK_F64)
+    int i = pick_bwd(dtype, outer, axis, inner);
+    if (i < 0)
         return -1;
     if (outer <= 0 || axis <= 0 || inner <= 0)
         return 0;
-    if (dtype == ACLK_F64)
-        softmax_bwd_f64((const double *)grad, (const double *)y, (double *)out, outer, axis,
-                        inner, log_softmax != 0);
-    else
-        softmax_bwd_f32(dtype, grad, y, out, outer, axis, inner, log_softmax != 0);
-    return 0;
+    return BWD[i].run(dtype, grad, y, out, outer, axis, inner, log_softmax);
+}
+
+const char *aclk_softmax_fwd_impl(int dtype, int64_t outer, int64_t axis, int64_t inner)
+{
+    int i = pick_fwd(dtype, outer, axis, inner);
+    return i < 0 ? NULL : FWD[i].name;
+}
+
+const char *aclk_softmax_bwd_impl(int dtype, int64_t outer, int64_t axis, int64_t inner)
+{
+    int i = pick_bwd(dtype, outer, axis, inner);
+    return i < 0 ? NULL : BWD[i].name;
 }

@@ -1,0 +1,142 @@
+/*
+ * vecmath.h: float32 exp and log as straight-line code (no calls, no branches, no table
+ * lookups), so that a loop around them auto-vectorises; glibc's expf / logf are scalar calls.
+ *
+ * Accuracy, measured against libm's double exp / log over every float32 input by
+ * tests/c/ulp_exp_log.c (tests/test_kernels_c.py runs it and holds these figures to it):
+ *   aclk_exp_f32: every float32 x; max error 0.9904 ulp (at x = 70.4031; subnormal results
+ *                 count in units of 2^-149); +inf -> +inf, -inf -> +0, NaN -> NaN, overflow
+ *                 -> +inf, deep underflow -> +0.
+ *   aclk_log_f32: x a positive normal float32, +inf or NaN (all log-softmax feeds it: a sum of
+ *                 exps that is >= 1, or NaN); max error 0.8337 ulp (at x = 1.41303);
+ *                 +inf -> +inf, NaN -> NaN. Zero, negatives and subnormals are outside its
+ *                 domain (no -inf / NaN / extra care for them).
+ *
+ * The error figures assume each multiply and add is rounded on its own: a file including this
+ * header must switch floating-point contraction off before its first #include (see the top of
+ * softmax.c). With contraction the results would differ between the x86-64 clones of a kernel
+ * (FMA exists in the AVX-512 clone only) and the figures above would not be the measured ones.
+ *
+ * Clamps and selects are mask selects (dtype.h): with gcc's default -ftrapping-math a ?: whose
+ * arm holds float arithmetic becomes a branch, and a loop with a branch around a possibly
+ * trapping float operation is not vectorised.
+ */
+#ifndef ACLK_VECMATH_H
+#define ACLK_VECMATH_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "dtype.h"
+
+/* On x86-64 with gcc and glibc a function marked ACLK_CLONES is built three times (AVX-512F,
+ * AVX2, baseline SSE2) and picked at load time by CPU (ifunc); no -march flag is needed, so a
+ * wheel built here runs anywhere. The helpers it calls are forced inline (ACLK_INLINE) so each
+ * clone gets its own copy at its vector width. As long as no loop reassociates a reduction
+ * and contraction is off, all clones give bit-identical results. Define ACLK_NO_CLONES to
+ * build the baseline only. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) && \
+    !defined(ACLK_NO_CLONES)
+#define ACLK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ACLK_CLONES
+#endif
+
+/* exp(x). Cody-Waite reduction x = n*ln2 + r with |r| <= ln2/2, the Cephes degree-7
+ * polynomial for exp(r), then scaling by 2^n done as two exact power-of-two multiplies
+ * (2^(n>>1) * 2^(n - (n>>1))) so that both overflow (-> +inf) and gradual underflow (a single
+ * rounding into the subnormal range) come out right. The input is clamped to 88.8 first:
+ * exp(88.8) overflows, so +inf -> +inf. A NaN passes the selects (comparisons are false) and
+ * propagates through the polynomial. n is obtained with the 1.5*2^23 rounding trick, so no
+ * float -> int conversion is ever applied to a NaN.
+ * Inputs whose result is +0 (x < -104, -inf included: exp(x) < 2^-150) are computed as exp(0)
+ * and the result selected afterwards, so that no intermediate underflows for them: on x86 an
+ * instruction with a subnormal or underflowing result costs a microcode assist (~100+ cycles
+ * per vector), and x - max(x) < -104 is common in softmax (masked elements: -inf or a very
+ * negative fill value; a row half masked ran 1.6x slower). Computed through, every such input
+ * gives +0 as well. */
+ACLK_INLINE float aclk_exp_f32(float x)
+{
+    int zero = x < -104.0f;
+    x = aclk_sel_f32(x > 88.8f, 88.8f, x);
+    x = aclk_sel_f32(zero, 0.0f, x);
+    float k = x * 1.44269504088896341f + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
+    float n = k - 12582912.0f;
+    int32_t ni;
+    {
+        uint32_t kb = aclk_f32_bits(k) - 0x4B400000u;
+        memcpy(&ni, &kb, sizeof ni);
+    }
+    float r = x - n * 0.693359375f;              /* ln2 high part: exact product */
+    r = r - n * -2.12194440e-4f;                  /* ln2 low part */
+    float r2 = r * r;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r2 + r;
+    p = p + 1.0f;
+    int32_t n1 = ni >> 1;
+    int32_t n2 = ni - n1;
+    float s1 = aclk_bits_f32((uint32_t)(n1 + 127) << 23);
+    float s2 = aclk_bits_f32((uint32_t)(n2 + 127) << 23);
+    return aclk_sel_f32(zero, 0.0f, (p * s1) * s2);
+}
+
+/* log(x) for x a positive normal float32, +inf or NaN. x = 2^e * m with m in
+ * [sqrt(1/2), sqrt(2)), log(x) = e*ln2 + log1p(m - 1) with the Cephes logf polynomial and ln2
+ * split in two parts. */
+ACLK_INLINE float aclk_log_f32(float x)
+{
+    uint32_t u = aclk_f32_bits(x);
+    int32_t e = (int32_t)(u >> 23) - 126;
+    float m = aclk_bits_f32((u & 0x007FFFFFu) | 0x3F000000u); /* [0.5, 1) */
+    int c = m < 0.707106781186547524f;
+    e -= c;
+    m = aclk_sel_f32(c, m + m, m) - 1.0f;                      /* both steps exact */
+    float z = m * m;
+    float p = 7.0376836292e-2f;
+    p = p * m + -1.1514610310e-1f;
+    p = p * m + 1.1676998740e-1f;
+    p = p * m + -1.2420140846e-1f;
+    p = p * m + 1.4249322787e-1f;
+    p = p * m + -1.6668057665e-1f;
+    p = p * m + 2.0000714765e-1f;
+    p = p * m + -2.4999993993e-1f;
+    p = p * m + 3.3333331174e-1f;
+    float fe = (float)e;
+    float y = (m * z) * p;
+    y = y + fe * -2.12194440e-4f;
+    y = y + -0.5f * z;
+    float r = m + y;
+    r = r + fe * 0.693359375f;
+    return aclk_sel_f32((x != x) | (x == INFINITY), x, r);
+}
+
+/* ------------------------------------------------------------------- array forms ---- */
+
+/* v[k] = log(v[k]) */
+ACLK_INLINE void aclk_vlog_f32(float *v, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++)
+        v[k] = aclk_log_f32(v[k]);
+}
+
+/* e[k] = exp(x[k] - m[k]); e may be x */
+ACLK_INLINE void aclk_vexp_sub_f32(const float *x, const float *m, float *e, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++)
+        e[k] = aclk_exp_f32(x[k] - m[k]);
+}
+
+/* e[k] = exp(x[k] - m); e may be x */
+ACLK_INLINE void aclk_vexp_sub1_f32(const float *x, float m, float *e, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++)
+        e[k] = aclk_exp_f32(x[k] - m);
+}
+
+#endif /* ACLK_VECMATH_H */
