@@ -56,6 +56,23 @@ int aclk_strided_copy(int64_t elem_size, int ndim, const int64_t *shape,
                       void *dst, const int64_t *dst_strides);
 int aclk_num_threads(void);
 void aclk_set_num_threads(int n);
+/* Plain reference kernels (reference.c): same signatures and dtypes as the entry points above,
+   the last implementation each entry point falls back to, and the tests' oracle. The softmax
+   family computes every dtype in float64 and rounds once to the output dtype. */
+int aclk_ref_softmax_fwd(int dtype, const void *x, void *y,
+                         int64_t outer, int64_t axis, int64_t inner, int log_softmax);
+int aclk_ref_softmax_bwd(int dtype, const void *grad, const void *y, void *out,
+                         int64_t outer, int64_t axis, int64_t inner, int log_softmax);
+int aclk_ref_hardsigmoid_fwd(int dtype, const void *x, void *y, int64_t n, double alpha,
+                             double beta);
+int aclk_ref_hardsigmoid_bwd(int dtype, const void *grad, const void *x, void *out, int64_t n,
+                             double alpha, double beta);
+/* The name of the implementation the entry point runs for these arguments ("float32",
+   "float64", "vector", "reference"), or NULL for a dtype it does not implement. */
+const char *aclk_softmax_fwd_impl(int dtype, int64_t outer, int64_t axis, int64_t inner);
+const char *aclk_softmax_bwd_impl(int dtype, int64_t outer, int64_t axis, int64_t inner);
+const char *aclk_hardsigmoid_fwd_impl(int dtype, int64_t n);
+const char *aclk_hardsigmoid_bwd_impl(int dtype, int64_t n);
 
 /* ------------------------------------------------------------- device memory (memory.c) ----
  * Each device is a range of reserved virtual addresses; allocations are carved out of it, so an
@@ -74,6 +91,8 @@ int emu_mem_find_before(uintptr_t addr, uintptr_t *base, uint64_t *size);
     /* 1: the live allocation of addr's device with the highest base <= addr (messages) */
 int emu_mem_check_range(uintptr_t addr, uint64_t nbytes, int32_t *device);
     /* EMU_MEM_*; *device is set for every result but EMU_MEM_HOST */
+int64_t emu_mem_range_device(uintptr_t addr, uint64_t nbytes);
+    /* the device of a range inside one live allocation, or -EMU_MEM_* (one call, no out-param) */
 int emu_mem_is_device(uintptr_t addr);                  /* 1 if addr lies in a device's range */
 uint64_t emu_mem_used(int32_t device);                  /* bytes reserved (padded sizes) */
 int64_t emu_mem_count(void);                            /* live allocations, all devices */
@@ -93,17 +112,61 @@ void emu_host_free(uintptr_t ptr);
 #define EMU_TASK_EVENT_RESET 6
 #define EMU_TASK_SLEEP 7
 
+/* Kernel ids: the index into the kernel table (stream.c), which maps each id to an adapter that
+   reads the task's per-family parameter struct and calls the kernel. */
 #define EMU_K_SOFTMAX_FWD 1
 #define EMU_K_SOFTMAX_BWD 2
 #define EMU_K_HARDSIGMOID_FWD 3
 #define EMU_K_HARDSIGMOID_BWD 4
 #define EMU_K_CAST 5
 #define EMU_K_STRIDED_COPY 6
+#define EMU_K_COUNT 7
+
+/* Status codes the C core returns (CANN's values; tests check them against aclnn_py.status). */
+#define EMU_ACL_ERROR_INVALID_PARAM 100000
+#define EMU_ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID 107006
+#define EMU_ACL_ERROR_RT_INVALID_HANDLE 107017
+#define EMU_ACL_ERROR_RT_MEMORY_ALLOCATION 207001
+#define EMU_ACL_ERROR_RT_MEMORY_FREE 207002
+#define EMU_ACL_ERROR_RT_NO_STREAM_RESOURCE 207008
+#define EMU_ACL_ERROR_RT_EVENT_NOT_COMPLETE 507006
+#define EMU_ACL_ERROR_RT_SYS_DMA 507013
+#define EMU_ACL_ERROR_RT_AICORE_EXCEPTION 507015
+#define EMU_LAUNCH_RANGE_NOT_LIVE 1
+    /* emu_stream_launch: a bound range is not inside one live device allocation (nothing was
+       enqueued; the caller finds which and says so) */
+
+/* Per-family kernel parameters (emu_task.k) */
+typedef struct emu_softmax_args {
+    int64_t outer;      /* the tensor seen as outer x axis x inner, contiguous */
+    int64_t axis;
+    int64_t inner;
+    int32_t log;        /* 1 = log-softmax */
+} emu_softmax_args;
+
+typedef struct emu_eltwise_args {
+    int64_t n;          /* elements */
+    double alpha;
+    double beta;
+} emu_eltwise_args;
+
+typedef struct emu_cast_args {
+    int64_t n;          /* elements; dtype -> dtype2 */
+} emu_cast_args;
+
+typedef struct emu_copy_args {
+    int64_t elem_size;  /* bytes */
+    int32_t ndim;
+    int64_t shape[8];
+    int64_t src_strides[8];  /* elements */
+    int64_t dst_strides[8];
+} emu_copy_args;
 
 typedef struct emu_range {
     uintptr_t ptr;      /* device bytes the task touches, checked again when it runs */
     uint64_t nbytes;
     uint64_t alloc_id;  /* filled by emu_stream_submit: the allocation the range lies in */
+    int32_t base;       /* emu_stream_launch: ptr is an offset from bases[base]; -1 = absolute */
     char name[32];      /* what the user calls it: "gradOutput", "out", "workspace", ... */
 } emu_range;
 
@@ -111,21 +174,18 @@ typedef struct emu_task {
     int32_t type;       /* EMU_TASK_* */
     int32_t kernel;     /* EMU_K_* for EMU_TASK_KERNEL */
     int32_t dtype;      /* compute / source dtype */
-    int32_t dtype2;     /* destination dtype (cast) */
-    int32_t flag;       /* softmax: 1 = log-softmax */
-    int32_t ndim;       /* strided copy */
-    int64_t shape[8];
-    int64_t strides_a[8];
-    int64_t strides_b[8];
-    int64_t outer;
-    int64_t axis;
-    int64_t inner;
-    int64_t n;          /* elements (elementwise kernels, cast), bytes (memcpy, memset), µs (sleep) */
-    double alpha;
-    double beta;
+    int32_t dtype2;     /* destination dtype */
     uintptr_t a;        /* first source */
     uintptr_t b;        /* second source */
     uintptr_t c;        /* destination */
+    int32_t base[3];    /* emu_stream_launch: a, b, c are offsets from bases[base[i]]; -1 = absolute */
+    union {
+        emu_softmax_args softmax;
+        emu_eltwise_args eltwise;
+        emu_cast_args cast;
+        emu_copy_args copy;
+    } k;                /* EMU_TASK_KERNEL: the kernel family's parameters */
+    int64_t n;          /* bytes (memcpy, memset), µs (sleep) */
     int32_t value;      /* memset byte */
     int32_t nranges;
     emu_range ranges[3];
@@ -145,9 +205,18 @@ int emu_stream_destroy(uintptr_t stream);
 int emu_stream_submit(uintptr_t stream, const emu_task *tasks, int32_t n, int blocking,
                       char *msg, int msglen);
     /* enqueues; with blocking=1 waits until the stream drains and returns (and clears) its fault */
+int emu_stream_launch(uintptr_t stream, const emu_task *templates, int32_t n,
+                      const uintptr_t *bases, int32_t nbases, int blocking);
+    /* an executor's phase 2: copies the templates, adds bases[] to the addresses and ranges
+       that name one, and enqueues them (all or nothing). 0; EMU_LAUNCH_RANGE_NOT_LIVE;
+       107017; 207008; with blocking=1 the stream's fault. Messages: emu_last_msg */
 int emu_stream_synchronize(uintptr_t stream, char *msg, int msglen);
     /* waits for every task enqueued so far; returns the first fault since the last
-       synchronize (0 if none) and its message, and clears it */
+       synchronize (0 if none) and its message, and clears it. When the stream's worker is
+       idle, the calling thread runs the queued tasks itself (in FIFO order). msg may be NULL:
+       the message is then kept for emu_last_msg */
+int emu_last_msg(char *msg, int msglen);
+    /* copies the message of this thread's last failing emu_stream_* call; its length */
 int emu_stream_pending(uintptr_t stream);               /* tasks enqueued and not finished */
 int64_t emu_stream_tasks_run(uintptr_t stream);         /* tasks finished since creation */
 

@@ -311,12 +311,12 @@ int emu_mem_alloc(int32_t device, uint64_t size, uint64_t limit, int poison, int
 {
     *out_ptr = 0;
     if (device < 0 || device >= EMU_MAX_DEVICES || size == 0)
-        return 100000;
+        return EMU_ACL_ERROR_INVALID_PARAM;
     uint64_t reserved = ((size + 31) / 32) * 32 + (pad ? 32 : 0);
     if (reserved < size || reserved > EMU_DEVICE_VA_BYTES)
-        return 207001;
+        return EMU_ACL_ERROR_RT_MEMORY_ALLOCATION;
     write_lock();
-    int rc = 207001;
+    int rc = EMU_ACL_ERROR_RT_MEMORY_ALLOCATION;
     device_space *sp = &spaces[device];
     uint64_t span = (reserved + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
     if (sp->used + reserved > limit || sp->used + reserved < reserved)
@@ -355,7 +355,7 @@ int emu_mem_free(uintptr_t ptr)
     int64_t i = find_index(ptr);
     if (i < 0 || table[i].base != ptr) {
         pthread_rwlock_unlock(&table_lock);
-        return 207002;
+        return EMU_ACL_ERROR_RT_MEMORY_FREE;
     }
     alloc_entry e = table[i];
     device_space *sp = &spaces[e.device];
@@ -431,6 +431,13 @@ int emu_mem_check_range(uintptr_t addr, uint64_t nbytes, int32_t *device)
     int rc = emu_mem_check_range_locked(addr, nbytes, device);
     emu_mem_read_unlock();
     return rc;
+}
+
+int64_t emu_mem_range_device(uintptr_t addr, uint64_t nbytes)
+{
+    int32_t device = -1;
+    int rc = emu_mem_check_range(addr, nbytes, &device);
+    return rc == EMU_MEM_OK ? device : -rc;
 }
 
 int emu_mem_is_device(uintptr_t addr)

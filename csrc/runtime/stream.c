@@ -26,15 +26,18 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#define FAULT_KERNEL 507015 /* ACL_ERROR_RT_AICORE_EXCEPTION */
-#define FAULT_DMA 507013    /* ACL_ERROR_RT_SYS_DMA */
-#define INVALID_HANDLE 107017 /* ACL_ERROR_RT_INVALID_HANDLE */
+#define FAULT_KERNEL EMU_ACL_ERROR_RT_AICORE_EXCEPTION
+#define FAULT_DMA EMU_ACL_ERROR_RT_SYS_DMA
+#define INVALID_HANDLE EMU_ACL_ERROR_RT_INVALID_HANDLE
+#define NO_STREAM_RESOURCE EMU_ACL_ERROR_RT_NO_STREAM_RESOURCE
+#define SMALL_BATCH 8 /* tasks a submit copies on the stack */
 
 typedef struct emu_event {
     emu_ref ref; /* first: the handle table's, each caller's, each queued task's */
@@ -56,6 +59,8 @@ typedef struct emu_stream {
     emu_task *queue;
     int64_t cap, head, count;
     int64_t submitted, completed;
+    int busy;    /* a thread (the worker or a synchronizing caller) is running a task */
+    int spinning; /* the worker is polling for tasks: a submit need not wake it */
     int closing; /* destroy has begun: no new tasks */
     int stop;    /* the worker exits once the queue is empty */
     int fault;
@@ -70,10 +75,22 @@ double emu_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static __thread char last_msg[EMU_MSG_LEN]; /* this thread's last failing call */
+
+/* The message of a call: into the caller's buffer, or kept for emu_last_msg when it passed none. */
 static void set_msg(char *msg, int msglen, const char *text)
 {
     if (msg && msglen > 0)
         snprintf(msg, (size_t)msglen, "%s", text);
+    else
+        snprintf(last_msg, sizeof last_msg, "%s", text);
+}
+
+int emu_last_msg(char *msg, int msglen)
+{
+    if (msg && msglen > 0)
+        snprintf(msg, (size_t)msglen, "%s", last_msg);
+    return (int)strlen(last_msg);
 }
 
 static int is_event_task(int32_t type)
@@ -84,29 +101,65 @@ static int is_event_task(int32_t type)
 
 /* ------------------------------------------------------------------ task execution ------- */
 
+/* The kernel table: one adapter per kernel id, reading the task's per-family parameters. */
+typedef int (*kernel_fn)(const emu_task *t);
+
+static int k_softmax_fwd(const emu_task *t)
+{
+    const emu_softmax_args *p = &t->k.softmax;
+    return aclk_softmax_fwd(t->dtype, (const void *)t->a, (void *)t->c, p->outer, p->axis,
+                            p->inner, p->log);
+}
+
+static int k_softmax_bwd(const emu_task *t)
+{
+    const emu_softmax_args *p = &t->k.softmax;
+    return aclk_softmax_bwd(t->dtype, (const void *)t->a, (const void *)t->b, (void *)t->c,
+                            p->outer, p->axis, p->inner, p->log);
+}
+
+static int k_hardsigmoid_fwd(const emu_task *t)
+{
+    const emu_eltwise_args *p = &t->k.eltwise;
+    return aclk_hardsigmoid_fwd(t->dtype, (const void *)t->a, (void *)t->c, p->n, p->alpha,
+                                p->beta);
+}
+
+static int k_hardsigmoid_bwd(const emu_task *t)
+{
+    const emu_eltwise_args *p = &t->k.eltwise;
+    return aclk_hardsigmoid_bwd(t->dtype, (const void *)t->a, (const void *)t->b, (void *)t->c,
+                                p->n, p->alpha, p->beta);
+}
+
+static int k_cast(const emu_task *t)
+{
+    return aclk_cast(t->dtype, (const void *)t->a, t->dtype2, (void *)t->c, t->k.cast.n);
+}
+
+static int k_strided_copy(const emu_task *t)
+{
+    const emu_copy_args *p = &t->k.copy;
+    if (p->ndim < 0 || p->ndim > EMU_MAX_DIMS)
+        return -1;
+    return aclk_strided_copy(p->elem_size, p->ndim, p->shape, (const void *)t->a,
+                             p->src_strides, (void *)t->c, p->dst_strides);
+}
+
+static const kernel_fn kernel_table[EMU_K_COUNT] = {
+    [EMU_K_SOFTMAX_FWD] = k_softmax_fwd,
+    [EMU_K_SOFTMAX_BWD] = k_softmax_bwd,
+    [EMU_K_HARDSIGMOID_FWD] = k_hardsigmoid_fwd,
+    [EMU_K_HARDSIGMOID_BWD] = k_hardsigmoid_bwd,
+    [EMU_K_CAST] = k_cast,
+    [EMU_K_STRIDED_COPY] = k_strided_copy,
+};
+
 static int run_kernel(const emu_task *t)
 {
-    switch (t->kernel) {
-    case EMU_K_SOFTMAX_FWD:
-        return aclk_softmax_fwd(t->dtype, (const void *)t->a, (void *)t->c, t->outer, t->axis,
-                                t->inner, t->flag);
-    case EMU_K_SOFTMAX_BWD:
-        return aclk_softmax_bwd(t->dtype, (const void *)t->a, (const void *)t->b, (void *)t->c,
-                                t->outer, t->axis, t->inner, t->flag);
-    case EMU_K_HARDSIGMOID_FWD:
-        return aclk_hardsigmoid_fwd(t->dtype, (const void *)t->a, (void *)t->c, t->n, t->alpha,
-                                    t->beta);
-    case EMU_K_HARDSIGMOID_BWD:
-        return aclk_hardsigmoid_bwd(t->dtype, (const void *)t->a, (const void *)t->b,
-                                    (void *)t->c, t->n, t->alpha, t->beta);
-    case EMU_K_CAST:
-        return aclk_cast(t->dtype, (const void *)t->a, t->dtype2, (void *)t->c, t->n);
-    case EMU_K_STRIDED_COPY:
-        return aclk_strided_copy(t->n, t->ndim, t->shape, (const void *)t->a, t->strides_a,
-                                 (void *)t->c, t->strides_b);
-    default:
+    if (t->kernel <= 0 || t->kernel >= EMU_K_COUNT || !kernel_table[t->kernel])
         return -1;
-    }
+    return kernel_table[t->kernel](t);
 }
 
 /* Runs a compute or copy task under the allocation table's read lock; 0 or a fault code. */
@@ -208,24 +261,94 @@ static void run_task(emu_stream *s, const emu_task *t)
     }
 }
 
+/* The fields a thread polls without the stream's lock (count, completed, busy, stop,
+ * spinning) are written with atomic stores under the lock and read with atomic loads outside. */
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+/* Spin-then-park: a worker that runs out of tasks, or a caller that waits for one to finish,
+ * polls for SPIN_NS before it sleeps on a condition variable. Waking a sleeping thread costs a
+ * system call and a scheduler hand-off (tens of microseconds on a small machine); an aclnn
+ * launch of a small tensor costs a few. A parked worker is woken by the submit; a polling one
+ * is not (the submit sees `spinning`). */
+#define SPIN_NS 50000
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Polls (without the lock) until done(s) or SPIN_NS pass; whether done(s). */
+static int spin_until(emu_stream *s, int (*done)(emu_stream *))
+{
+    int64_t deadline = now_ns() + SPIN_NS;
+    for (unsigned i = 1;; i++) {
+        if (done(s))
+            return 1;
+        cpu_relax();
+        if (i % 64 == 0) {
+            if (now_ns() > deadline)
+                return done(s);
+            /* let a thread that shares this core run: the one this thread waits for, or the
+               caller a woken worker preempted */
+            sched_yield();
+        }
+    }
+}
+
+static int worker_has_work(emu_stream *s)
+{
+    return (LOAD(s->count) > 0 && !LOAD(s->busy)) || LOAD(s->stop);
+}
+
+/* Pops the task at the head of the queue and runs it in the calling thread (the worker, or a
+ * synchronizing caller when the worker is idle): s->mu is held on entry and on return, and
+ * released while the task runs. busy keeps the two from running tasks of one stream at once, so
+ * the FIFO order holds whichever thread runs a task. */
+static void run_one_locked(emu_stream *s)
+{
+    emu_task task = s->queue[s->head];
+    s->head = (s->head + 1) % s->cap;
+    STORE(s->count, s->count - 1);
+    STORE(s->busy, 1);
+    pthread_mutex_unlock(&s->mu);
+    run_task(s, &task);
+    pthread_mutex_lock(&s->mu);
+    STORE(s->busy, 0);
+    STORE(s->completed, s->completed + 1);
+    pthread_cond_broadcast(&s->done_cv);
+}
+
 static void *worker_main(void *arg)
 {
     emu_stream *s = arg;
-    emu_task task;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        while (s->count == 0 && !s->stop)
-            pthread_cond_wait(&s->work_cv, &s->mu);
-        if (s->count == 0)
-            break;
-        task = s->queue[s->head];
-        s->head = (s->head + 1) % s->cap;
-        s->count--;
+        if (s->count > 0 && !s->busy) {
+            run_one_locked(s);
+            continue;
+        }
+        if (s->stop && s->count == 0)
+            break; /* stopping, and nothing is left */
+        STORE(s->spinning, 1);
         pthread_mutex_unlock(&s->mu);
-        run_task(s, &task);
+        spin_until(s, worker_has_work);
         pthread_mutex_lock(&s->mu);
-        s->completed++;
-        pthread_cond_broadcast(&s->done_cv);
+        STORE(s->spinning, 0); /* from here on a submit wakes the worker */
+        if ((s->count > 0 && !s->busy) || s->stop)
+            continue;
+        pthread_cond_wait(&s->work_cv, &s->mu);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -268,7 +391,7 @@ uintptr_t emu_stream_create(int32_t device)
     uintptr_t h = emu_handle_new(EMU_KIND_STREAM, &s->ref);
     if (!h) {
         pthread_mutex_lock(&s->mu);
-        s->stop = 1;
+        STORE(s->stop, 1);
         pthread_cond_signal(&s->work_cv);
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->thread, NULL);
@@ -291,12 +414,43 @@ static int take_fault_locked(emu_stream *s, char *msg, int msglen)
     return rc;
 }
 
+/* Waits until every task enqueued before the call has run. Rather than hand each task to the
+ * worker thread and sleep, the caller runs queued tasks itself while the worker is idle (a thread
+ * hand-off costs tens of microseconds; a small task costs less). Tasks enqueued after the call
+ * started are left to the worker. */
+typedef struct sync_wait {
+    emu_stream *s;
+    int64_t target;
+} sync_wait;
+
+static __thread sync_wait sync_target; /* what this thread's spin in sync_stream waits for */
+
+static int sync_may_proceed(emu_stream *s)
+{
+    return LOAD(s->completed) >= sync_target.target ||
+           (LOAD(s->count) > 0 && !LOAD(s->busy));
+}
+
 static int sync_stream(emu_stream *s, char *msg, int msglen)
 {
     pthread_mutex_lock(&s->mu);
     int64_t target = s->submitted;
-    while (s->completed < target)
-        pthread_cond_wait(&s->done_cv, &s->mu);
+    while (s->completed < target) {
+        if (!s->busy && s->count > 0) {
+            run_one_locked(s);
+            continue;
+        }
+        /* another thread runs the stream's task: poll briefly for its end before sleeping */
+        sync_target.s = s;
+        sync_target.target = target;
+        pthread_mutex_unlock(&s->mu);
+        int ready = spin_until(s, sync_may_proceed);
+        pthread_mutex_lock(&s->mu);
+        if (!ready && s->completed < target && (s->busy || s->count == 0))
+            pthread_cond_wait(&s->done_cv, &s->mu);
+    }
+    if (s->count > 0 && !s->busy && !s->spinning)
+        pthread_cond_signal(&s->work_cv); /* tasks enqueued since: the worker's again */
     int rc = take_fault_locked(s, msg, msglen);
     pthread_mutex_unlock(&s->mu);
     return rc;
@@ -323,7 +477,7 @@ int emu_stream_destroy(uintptr_t stream)
     s->closing = 1; /* submits that acquired the stream before the close are refused now */
     while (s->completed < s->submitted)
         pthread_cond_wait(&s->done_cv, &s->mu);
-    s->stop = 1;
+    STORE(s->stop, 1);
     pthread_cond_signal(&s->work_cv);
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->thread, NULL);
@@ -357,6 +511,88 @@ static void release_task_events(emu_task *tasks, int32_t n)
             emu_ref_release((emu_ref *)tasks[i].event);
 }
 
+/* Enqueues n task records (already copied by the caller into memory it owns): resolves event
+ * handles to referenced events and device ranges to allocation ids, then appends the tasks to the
+ * queue under the stream's lock, all or nothing. With check_ranges, a range that is not inside a
+ * live allocation refuses the whole batch with EMU_LAUNCH_RANGE_NOT_LIVE. */
+static int enqueue(emu_stream *s, emu_task *copy, int32_t n, int blocking, int check_ranges,
+                   char *msg, int msglen)
+{
+    /* events: handle -> referenced object, held by the task until it runs */
+    for (int32_t i = 0; i < n; i++) {
+        if (!is_event_task(copy[i].type))
+            continue;
+        emu_ref *ev = emu_handle_acquire(copy[i].event, EMU_KIND_EVENT);
+        if (!ev) {
+            release_task_events(copy, i);
+            set_msg(msg, msglen, "the event is not live (destroyed, or never created here)");
+            return INVALID_HANDLE;
+        }
+        copy[i].event = (uintptr_t)ev;
+    }
+    /* device ranges: which allocation (and generation) each task touches */
+    int not_live = 0;
+    emu_mem_read_lock();
+    for (int32_t i = 0; i < n; i++)
+        for (int j = 0; j < copy[i].nranges && j < EMU_MAX_RANGES; j++) {
+            emu_range *r = &copy[i].ranges[j];
+            r->alloc_id = emu_mem_range_id_locked(r->ptr, r->nbytes);
+            not_live |= r->nbytes != 0 && r->alloc_id == 0;
+        }
+    emu_mem_read_unlock();
+    if (check_ranges && not_live) {
+        release_task_events(copy, n);
+        set_msg(msg, msglen, "a range of the launch is not inside a live device allocation");
+        return EMU_LAUNCH_RANGE_NOT_LIVE;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (s->closing || grow_locked(s, n) != 0) {
+        int closing = s->closing;
+        pthread_mutex_unlock(&s->mu);
+        release_task_events(copy, n);
+        set_msg(msg, msglen, closing ? "the stream is being destroyed"
+                                     : "out of host memory for the stream's task queue");
+        return closing ? INVALID_HANDLE : NO_STREAM_RESOURCE;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        emu_task *t = &copy[i];
+        if (is_event_task(t->type)) {
+            emu_event *ev = (emu_event *)t->event;
+            pthread_mutex_lock(&event_mu);
+            t->seq = t->type == EMU_TASK_EVENT_RECORD ? ++ev->record_seq : ev->record_seq;
+            pthread_mutex_unlock(&event_mu);
+        }
+        s->queue[(s->head + s->count) % s->cap] = *t;
+        STORE(s->count, s->count + 1);
+        s->submitted++;
+    }
+    int wake = !s->busy && !s->spinning;
+    pthread_mutex_unlock(&s->mu);
+    if (wake)
+        pthread_cond_signal(&s->work_cv); /* after the unlock: the worker need not wait for it */
+    return blocking ? sync_stream(s, msg, msglen) : 0;
+}
+
+/* The tasks of one call, copied: on the stack for a few, on the heap for more. */
+typedef struct task_batch {
+    emu_task small[SMALL_BATCH];
+    emu_task *tasks;
+} task_batch;
+
+static emu_task *batch_copy(task_batch *b, const emu_task *tasks, int32_t n)
+{
+    b->tasks = n <= SMALL_BATCH ? b->small : malloc((size_t)n * sizeof *b->tasks);
+    if (b->tasks)
+        memcpy(b->tasks, tasks, (size_t)n * sizeof *b->tasks);
+    return b->tasks;
+}
+
+static void batch_free(task_batch *b)
+{
+    if (b->tasks != b->small)
+        free(b->tasks);
+}
+
 int emu_stream_submit(uintptr_t stream, const emu_task *tasks, int32_t n, int blocking,
                       char *msg, int msglen)
 {
@@ -368,62 +604,51 @@ int emu_stream_submit(uintptr_t stream, const emu_task *tasks, int32_t n, int bl
         set_msg(msg, msglen, "the stream is not live (destroyed, or never created here)");
         return INVALID_HANDLE;
     }
-    int rc = 0;
-    emu_task *copy = malloc((size_t)n * sizeof *copy);
-    if (!copy) {
+    task_batch b;
+    int rc;
+    if (!batch_copy(&b, tasks, n)) {
         set_msg(msg, msglen, "out of host memory for the stream's task queue");
-        rc = 207008; /* ACL_ERROR_RT_NO_STREAM_RESOURCE */
-        goto out;
+        rc = NO_STREAM_RESOURCE;
+    } else {
+        rc = enqueue(s, b.tasks, n, blocking, 0, msg, msglen);
+        batch_free(&b);
     }
-    memcpy(copy, tasks, (size_t)n * sizeof *copy);
-    /* events: handle -> referenced object, held by the task until it runs */
-    for (int32_t i = 0; i < n; i++) {
-        if (!is_event_task(copy[i].type))
-            continue;
-        emu_ref *ev = emu_handle_acquire(copy[i].event, EMU_KIND_EVENT);
-        if (!ev) {
-            release_task_events(copy, i);
-            set_msg(msg, msglen, "the event is not live (destroyed, or never created here)");
-            rc = INVALID_HANDLE;
-            goto out;
+    emu_ref_release(&s->ref);
+    return rc;
+}
+
+static uintptr_t bind(uintptr_t value, int32_t base, const uintptr_t *bases, int32_t nbases)
+{
+    return base >= 0 && base < nbases ? bases[base] + value : value;
+}
+
+int emu_stream_launch(uintptr_t stream, const emu_task *templates, int32_t n,
+                      const uintptr_t *bases, int32_t nbases, int blocking)
+{
+    if (n <= 0)
+        return 0;
+    emu_stream *s = acquire_stream(stream);
+    if (!s) {
+        set_msg(NULL, 0, "the stream is not live (destroyed, or never created here)");
+        return INVALID_HANDLE;
+    }
+    task_batch b;
+    int rc;
+    if (!batch_copy(&b, templates, n)) {
+        set_msg(NULL, 0, "out of host memory for the stream's task queue");
+        rc = NO_STREAM_RESOURCE;
+    } else {
+        for (int32_t i = 0; i < n; i++) {
+            emu_task *t = &b.tasks[i];
+            t->a = bind(t->a, t->base[0], bases, nbases);
+            t->b = bind(t->b, t->base[1], bases, nbases);
+            t->c = bind(t->c, t->base[2], bases, nbases);
+            for (int j = 0; j < t->nranges && j < EMU_MAX_RANGES; j++)
+                t->ranges[j].ptr = bind(t->ranges[j].ptr, t->ranges[j].base, bases, nbases);
         }
-        copy[i].event = (uintptr_t)ev;
+        rc = enqueue(s, b.tasks, n, blocking, 1, NULL, 0);
+        batch_free(&b);
     }
-    /* device ranges: which allocation (and generation) each task touches */
-    emu_mem_read_lock();
-    for (int32_t i = 0; i < n; i++)
-        for (int j = 0; j < copy[i].nranges && j < EMU_MAX_RANGES; j++)
-            copy[i].ranges[j].alloc_id =
-                emu_mem_range_id_locked(copy[i].ranges[j].ptr, copy[i].ranges[j].nbytes);
-    emu_mem_read_unlock();
-    pthread_mutex_lock(&s->mu);
-    if (s->closing || grow_locked(s, n) != 0) {
-        int closing = s->closing;
-        pthread_mutex_unlock(&s->mu);
-        release_task_events(copy, n);
-        set_msg(msg, msglen, closing ? "the stream is being destroyed"
-                                     : "out of host memory for the stream's task queue");
-        rc = closing ? INVALID_HANDLE : 207008;
-        goto out;
-    }
-    for (int32_t i = 0; i < n; i++) {
-        emu_task *t = &copy[i];
-        if (is_event_task(t->type)) {
-            emu_event *ev = (emu_event *)t->event;
-            pthread_mutex_lock(&event_mu);
-            t->seq = t->type == EMU_TASK_EVENT_RECORD ? ++ev->record_seq : ev->record_seq;
-            pthread_mutex_unlock(&event_mu);
-        }
-        s->queue[(s->head + s->count) % s->cap] = *t;
-        s->count++;
-        s->submitted++;
-    }
-    pthread_cond_signal(&s->work_cv);
-    pthread_mutex_unlock(&s->mu);
-    if (blocking)
-        rc = sync_stream(s, msg, msglen);
-out:
-    free(copy);
     emu_ref_release(&s->ref);
     return rc;
 }
@@ -536,10 +761,10 @@ int emu_event_elapsed_ms(uintptr_t start, uintptr_t end, float *ms)
     int rc = 0;
     pthread_mutex_lock(&event_mu);
     if (a->record_seq == 0 || b->record_seq == 0)
-        rc = 107006; /* ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID */
+        rc = EMU_ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID;
     else if (a->done_seq < a->record_seq || b->done_seq < b->record_seq || !a->valid ||
              !b->valid)
-        rc = 507006; /* ACL_ERROR_RT_EVENT_NOT_COMPLETE */
+        rc = EMU_ACL_ERROR_RT_EVENT_NOT_COMPLETE;
     else
         *ms = (float)(b->time_ms - a->time_ms);
     pthread_mutex_unlock(&event_mu);
