@@ -245,6 +245,56 @@ def test_runtime_enums(cls_name):
         _assert_intenum(getattr(acl, name), value, f"acl.{name}")
 
 
+@pytest.mark.parametrize("cls_name", sorted(RT_ENUMS))
+def test_enums_module_holds_cann_values(cls_name):
+    """aclnn_py.enums, the one home of the runtime's enums: exactly CANN's members and values,
+    and the same members as the class acl exports."""
+    from aclnn_py import enums
+
+    cls = getattr(enums, cls_name)
+    assert issubclass(cls, enum.IntEnum)
+    assert {m.name: int(m) for m in cls} == RT_ENUMS[cls_name]
+    assert {m.name: int(m) for m in getattr(acl, cls_name)} == RT_ENUMS[cls_name]
+    assert cls_name in {c.__name__ for c in enums.ENUMS}
+
+
+def test_enums_module_lists_acl_and_aclnn_enum_classes():
+    from aclnn_py import enums
+
+    names = [c.__name__ for c in enums.ENUMS]
+    assert len(names) == len(set(names))
+    assert set(names) == set(RT_ENUMS) | {"aclError", "aclnnStatus", "aclDataType", "aclFormat"}
+    assert enums.aclError is acl.aclError and enums.aclnnStatus is aclnn.aclnnStatus
+    assert enums.aclDataType is aclnn.aclDataType and enums.aclFormat is aclnn.aclFormat
+
+
+# the C core's constants (csrc/include/aclnn_emu.h): prefix -> enum class of aclnn_py.enums
+C_CONSTANTS = {"EMU_MEM_": "MemRange", "EMU_TASK_": "TaskType", "EMU_K_": "Kernel"}
+
+
+@pytest.mark.parametrize("prefix", sorted(C_CONSTANTS))
+def test_c_core_constants_match_the_enums_module(prefix):
+    """Each EMU_* constant of the header has a member of the same name and value, and back."""
+    from aclnn_py import enums
+    from aclnn_py.runtime.core import lib
+
+    cls = getattr(enums, C_CONSTANTS[prefix])
+    in_c = {n[len(prefix):]: getattr(lib, n) for n in dir(lib) if n.startswith(prefix)}
+    count = in_c.pop("COUNT", None)
+    assert in_c, f"no {prefix}* constant in the compiled library"
+    assert {m.name: int(m) for m in cls} == in_c
+    if count is not None:  # EMU_K_COUNT: one past the last kernel id
+        assert count == max(in_c.values()) + 1
+
+
+def test_documented_memory_range_results():
+    """The header's documented EMU_MEM_* values (aclnn_emu.h): 0 ok, 1 host, 2 past the end,
+    3 not live."""
+    from aclnn_py.enums import MemRange
+
+    assert (MemRange.OK, MemRange.HOST, MemRange.PAST_END, MemRange.NOT_LIVE) == (0, 1, 2, 3)
+
+
 # ----------------------------------------------------------------- 2. init / finalize -----
 
 
@@ -592,6 +642,32 @@ def test_freed_memory_is_no_longer_device_memory(device):
     assert acl.rt.free(ptr) == 0
     out = np.zeros(16, dtype=np.float32)
     assert acl.rt.memcpy(acl.util.numpy_to_ptr(out), 64, ptr, 64, D2H) != 0
+
+
+def test_check_range_the_one_device_range_check(monkeypatch, device):
+    """runtime.check_range(addr, nbytes) -> (result, device), the results of aclnn_emu.h's
+    emu_mem_check_range: 0 inside one live allocation, 2 past its end, 3 in device memory but no
+    live allocation, 1 host memory (device -1)."""
+    from aclnn_py import runtime as rt
+
+    monkeypatch.setenv("ACLNN_EMU_DEVICE_COUNT", "2")
+    assert acl.rt.set_device(1) == 0
+    try:
+        ptr, ret = acl.rt.malloc(256, HUGE_FIRST)
+        assert ret == 0
+        assert rt.check_range(ptr, 256) == (0, 1)
+        assert rt.check_range(ptr + 200, 56) == (0, 1)
+        assert rt.check_range(ptr + 200, 57) == (2, 1)
+        host = np.zeros(8, dtype=np.uint8)
+        assert rt.check_range(acl.util.numpy_to_ptr(host), 8) == (1, -1)
+        # the fast form: the device, or minus the result
+        assert rt.range_device(ptr, 256) == 1 and rt.range_device(ptr + 200, 57) == -2
+        assert rt.range_device(acl.util.numpy_to_ptr(host), 8) == -1
+        assert acl.rt.free(ptr) == 0
+        assert rt.check_range(ptr, 1) == (3, 1)
+        assert rt.range_device(ptr, 1) == -3
+    finally:
+        assert acl.rt.reset_device(1) == 0
 
 
 def test_malloc_host_and_free_host(device):
@@ -1039,3 +1115,16 @@ def test_allocation_accounting_per_policy(policy, charged):
         assert acl.rt.free(ptr) == 0
     finally:
         acl.rt.reset_device(0)
+
+
+def test_c_status_constants_match_cann_codes():
+    """Every status code the C core returns is named in its header (EMU_ACL_ERROR_*), and each
+    name and value is CANN's (aclError in aclnn_py.status, from CANN's acl_base.h / rt headers)."""
+    from aclnn_py.runtime.core import lib
+    from aclnn_py.status import aclError
+
+    names = [n for n in dir(lib) if n.startswith("EMU_ACL_ERROR_")]
+    assert len(names) >= 9
+    for name in names:
+        cann = name[len("EMU_"):]
+        assert getattr(lib, name) == aclError[cann].value, name

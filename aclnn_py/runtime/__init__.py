@@ -1,0 +1,133 @@
+"""The emulated device runtime: devices, contexts, streams, events and device memory.
+
+``aclnn_py.acl`` is a thin pyACL-shaped facade over this package. Streams, events and the
+allocation table live in C (csrc/runtime); this package keeps the handle registries that let every
+call tell a live handle from a stale one, and it implements CANN's argument checks and codes
+(CANN's aclrt docs). Functions here return status codes and record messages; they never raise
+for anything a C caller could have passed.
+
+Modules, each depending only on those above it:
+
+- ``core``: the compiled library, wrapped in one place (the only importer of ``aclnn_py._emu``);
+- ``state``: the objects, the registries and the lock (``S``), handle lookups, the fork reset;
+- ``streams``: streams, task submission, the functional layer's private streams;
+- ``memory``: device and host memory, copies and fills, the one device range check;
+- ``devices``: acl.init / finalize, devices, contexts, the run mode;
+- ``events``: events;
+- ``launch``: executor launches (a plan's C task templates, bound and enqueued in one call).
+
+The enumerations are in :mod:`aclnn_py.enums`. Every public name of the modules is re-exported
+here: ``from aclnn_py import runtime as rt; rt.malloc(...)``.
+"""
+
+from __future__ import annotations
+
+from ..status import aclError as E
+from . import core, devices, events, memory, state, streams
+from .devices import (
+    create_context,
+    destroy_context,
+    finalize,
+    get_context,
+    get_device,
+    get_device_count,
+    get_run_mode,
+    init,
+    reset_device,
+    set_context,
+    set_device,
+)
+from .events import (
+    create_event,
+    destroy_event,
+    event_elapsed_time,
+    query_event_status,
+    record_event,
+    reset_event,
+    stream_wait_event,
+    synchronize_event,
+)
+from .memory import (
+    HOST_ADDRESS_END,
+    MEMCPY_D2D,
+    MEMCPY_D2H,
+    MEMCPY_DEFAULT,
+    MEMCPY_H2B2D,
+    MEMCPY_H2D,
+    MEMCPY_H2H,
+    buffer_address,
+    check_device_range,
+    check_host_range,
+    check_range,
+    device_alloc,
+    device_free,
+    find,
+    find_freed,
+    free,
+    free_host,
+    freed_text,
+    get_mem_info,
+    host_buffer,
+    is_device,
+    malloc,
+    malloc_host,
+    memcpy,
+    memcpy_async,
+    memset,
+    memset_async,
+    not_live_text,
+    range_device,
+    raw_free,
+    raw_memcpy,
+    release_device_memory,
+)
+from .state import (
+    Context,
+    Event,
+    S,
+    Stream,
+    current,
+    current_device,
+    lookup,
+    ptr,
+    require_int,
+)
+from .streams import (
+    add_range,
+    close_stream,
+    create_stream,
+    destroy_stream,
+    internal_stream,
+    new_task,
+    open_stream,
+    resolve_stream,
+    submit,
+    synchronize_device,
+    synchronize_stream,
+)
+
+last_c_msg = core.last_c_msg
+
+__all__ = [
+    "core", "devices", "events", "memory", "state", "streams", "E",
+    # devices
+    "init", "finalize", "set_device", "reset_device", "get_device", "get_device_count",
+    "create_context", "destroy_context", "set_context", "get_context", "get_run_mode",
+    # streams
+    "open_stream", "close_stream", "create_stream", "resolve_stream", "destroy_stream",
+    "synchronize_stream", "synchronize_device", "new_task", "add_range", "submit",
+    "internal_stream", "last_c_msg",
+    # memory
+    "MEMCPY_H2H", "MEMCPY_H2D", "MEMCPY_D2H", "MEMCPY_D2D", "MEMCPY_DEFAULT", "MEMCPY_H2B2D",
+    "HOST_ADDRESS_END", "check_range", "range_device", "find", "find_freed", "is_device",
+    "freed_text", "not_live_text", "check_device_range", "check_host_range", "device_alloc",
+    "malloc", "device_free", "free", "release_device_memory", "raw_memcpy", "raw_free",
+    "malloc_host", "free_host", "buffer_address", "host_buffer", "memcpy", "memcpy_async",
+    "memset", "memset_async", "get_mem_info",
+    # events
+    "create_event", "destroy_event", "record_event", "reset_event", "stream_wait_event",
+    "query_event_status", "synchronize_event", "event_elapsed_time",
+    # state
+    "S", "Stream", "Context", "Event", "current", "current_device", "lookup", "ptr",
+    "require_int",
+]

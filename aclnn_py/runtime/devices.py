@@ -1,0 +1,242 @@
+"""acl.init / acl.finalize, devices, contexts and the run mode.
+
+aclrtSetDevice creates a device's default context (with its default stream) on first use and
+counts references; aclrtResetDevice releases the device's contexts, streams and memory when the
+count drops to zero (CANN's aclrtSetDevice / aclrtResetDevice documentation). Contexts are
+per-thread current, as in CANN's aclrtSetCurrentContext.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .. import config
+from ..enums import aclrtRunMode
+from ..status import aclError as E
+from ..status import record
+from .memory import release_device_memory
+from .state import Context, S, current, lookup, require_int
+from .streams import close_stream, open_stream
+
+# ---------------------------------------------------------------------------- init -----------
+
+
+def init(config_path) -> int:
+    """aclInit: initialise the runtime, applying the emulator's keys of the optional JSON file
+    (docs/configuration.md). Returns 0; 100002 when already initialised; 100003 missing or
+    unreadable file; 100006 not JSON; 100008 a bad emulator key; 100000 a bad environment value."""
+    api = "aclInit"
+    with S.lock:
+        if S.initialized:
+            return record(api, E.ACL_ERROR_REPEAT_INITIALIZE,
+                          "aclInit was already called in this process; call aclFinalize first")
+        if config_path not in (None, ""):
+            if not isinstance(config_path, (str, bytes)):
+                raise TypeError(f"{api}: config_path must be a str, not "
+                                f"{type(config_path).__name__}")
+            path = config_path.decode() if isinstance(config_path, bytes) else config_path
+            try:
+                config.load_json(path)
+            except FileNotFoundError:
+                return record(api, E.ACL_ERROR_INVALID_FILE,
+                              f"config file {path!r} does not exist")
+            except (OSError, UnicodeDecodeError) as exc:
+                return record(api, E.ACL_ERROR_INVALID_FILE, f"config file {path!r}: {exc}")
+            except ValueError as exc:  # JSONDecodeError is a ValueError too
+                if isinstance(exc, config.ConfigError):
+                    return record(api, E.ACL_ERROR_FILE_ATTR_INVALID, f"{path}: {exc}")
+                return record(api, E.ACL_ERROR_PARSE_FILE, f"{path} is not valid JSON: {exc}")
+        try:  # the environment too (keys the file set override it)
+            config.validate()
+        except config.ConfigError as exc:
+            config.clear_overrides()  # a failed aclInit initialises nothing
+            return record(api, E.ACL_ERROR_INVALID_PARAM, f"environment: {exc}")
+        S.initialized = True
+        return 0
+
+
+def finalize() -> int:
+    """aclFinalize: release every device still set and forget the JSON file's keys. Returns 0;
+    100037 without a matching aclInit."""
+    api = "aclFinalize"
+    with S.lock:
+        if not S.initialized:
+            return record(api, E.ACL_ERROR_REPEAT_FINALIZE,
+                          "aclFinalize called without a matching aclInit (or twice)")
+        for dev in list(S.device_refs):
+            _release_device(dev)
+        S.initialized = False
+        config.clear_overrides()
+        return 0
+
+
+# -------------------------------------------------------------------- devices, contexts ----
+
+
+def _new_context(device: int, is_default: bool) -> Optional[Context]:
+    handle = 0x7E00_0000_0000 + (next(S.ctx_ids) << 8)
+    ctx = Context(handle=handle, device=device, is_default=is_default)
+    st = open_stream(device, ctx, is_default=True)
+    if st is None:
+        return None
+    ctx.default_stream = st
+    S.contexts[handle] = ctx
+    return ctx
+
+
+def _destroy_context(ctx: Context) -> None:
+    for st in list(ctx.streams) + [ctx.default_stream]:
+        close_stream(st)
+    ctx.streams.clear()
+    S.contexts.pop(ctx.handle, None)
+    if getattr(S.tls, "ctx", None) is ctx:
+        S.tls.ctx = None
+
+
+def _check_device(api: str, device_id: int) -> int:
+    count, ret = config.checked(api, config.device_count)
+    if ret:
+        return ret
+    if not 0 <= device_id < count:
+        return record(api, E.ACL_ERROR_RT_INVALID_DEVICEID,
+                      f"device id {device_id} is out of range: this emulator has {count} "
+                      f"device(s), ids 0..{count - 1} (set ACLNN_EMU_DEVICE_COUNT for more)")
+    return 0
+
+
+def set_device(device_id) -> int:
+    """aclrtSetDevice: make ``device_id`` this thread's device, creating its default context and
+    stream on first use (calls are counted; see reset_device). Returns 0; 107001 for an id
+    outside 0..ACLNN_EMU_DEVICE_COUNT-1; 207008 when no stream could start.
+    docs/runtime.md "Devices and contexts"."""
+    api = "aclrtSetDevice"
+    device_id = require_int(api, "deviceId", device_id, ctype="int32")
+    with S.lock:
+        ret = _check_device(api, device_id)
+        if ret:
+            return ret
+        ctx = S.default_ctx.get(device_id)
+        if ctx is None:
+            ctx = _new_context(device_id, True)
+            if ctx is None:
+                return record(api, E.ACL_ERROR_RT_NO_STREAM_RESOURCE, "could not start a stream")
+            S.default_ctx[device_id] = ctx
+        S.device_refs[device_id] = S.device_refs.get(device_id, 0) + 1
+        S.tls.ctx = ctx
+        return 0
+
+
+def _release_device(device_id: int) -> None:
+    """Waits for the device's streams, destroys its contexts and streams, and frees the memory
+    aclrtMalloc gave out on it (as aclrtResetDevice releases the device's resources)."""
+    S.device_refs.pop(device_id, None)
+    for ctx in [c for c in S.contexts.values() if c.device == device_id]:
+        _destroy_context(ctx)
+    S.default_ctx.pop(device_id, None)
+    release_device_memory(device_id)
+
+
+def reset_device(device_id) -> int:
+    """aclrtResetDevice: undo one set_device; the last one waits for the device's streams and
+    releases its contexts, streams and aclrtMalloc memory. Returns 0; 107001 for a bad id."""
+    api = "aclrtResetDevice"
+    device_id = require_int(api, "deviceId", device_id, ctype="int32")
+    with S.lock:
+        ret = _check_device(api, device_id)
+        if ret:
+            return ret
+        refs = S.device_refs.get(device_id, 0)
+        if refs > 1:
+            S.device_refs[device_id] = refs - 1
+            return 0
+        if refs == 1:
+            _release_device(device_id)
+        return 0
+
+
+def get_device() -> tuple[int, int]:
+    """aclrtGetDevice: ``(device_id, ret)`` of this thread's current context; ret 107002 when
+    no device is set in this thread."""
+    ctx = current()
+    if ctx is None:
+        return 0, record("aclrtGetDevice", E.ACL_ERROR_RT_CONTEXT_NULL,
+                         "no device is set in this thread: call aclrtSetDevice first")
+    return ctx.device, 0
+
+
+def get_device_count() -> tuple[int, int]:
+    """aclrtGetDeviceCount: ``(count, ret)``; the count is ACLNN_EMU_DEVICE_COUNT (default 1,
+    docs/configuration.md)."""
+    count, ret = config.checked("aclrtGetDeviceCount", config.device_count)
+    return (0, ret) if ret else (count, 0)
+
+
+def create_context(device_id) -> tuple[int, int]:
+    """aclrtCreateContext: ``(context, ret)``: a new context on ``device_id`` with its own
+    default stream, made current in this thread. ret 107001 for a bad id; 207008 when no stream
+    could start."""
+    api = "aclrtCreateContext"
+    device_id = require_int(api, "deviceId", device_id, ctype="int32")
+    with S.lock:
+        ret = _check_device(api, device_id)
+        if ret:
+            return 0, ret
+        ctx = _new_context(device_id, False)
+        if ctx is None:
+            return 0, record(api, E.ACL_ERROR_RT_NO_STREAM_RESOURCE, "could not start a stream")
+        S.tls.ctx = ctx
+        return ctx.handle, 0
+
+
+def _lookup_context(api: str, context) -> tuple[Optional[Context], int]:
+    return lookup(api, "context", context, S.contexts)
+
+
+def destroy_context(context) -> int:
+    """aclrtDestroyContext: destroy a context created by create_context and its streams.
+    Returns 0; 100000 for null or a device's default context; 107017 for a handle that is not a
+    live context."""
+    api = "aclrtDestroyContext"
+    with S.lock:
+        ctx, ret = _lookup_context(api, context)
+        if ret:
+            return ret
+        assert ctx is not None
+        if ctx.is_default:
+            return record(api, E.ACL_ERROR_INVALID_PARAM,
+                          f"context 0x{ctx.handle:x} is device {ctx.device}'s default context; it "
+                          "is released by aclrtResetDevice, not aclrtDestroyContext")
+        _destroy_context(ctx)
+        return 0
+
+
+def set_context(context) -> int:
+    """aclrtSetCurrentContext: make a live context current in this thread. Returns 0; 100000
+    for null; 107017 for a handle that is not a live context."""
+    api = "aclrtSetCurrentContext"
+    with S.lock:
+        ctx, ret = _lookup_context(api, context)
+        if ret:
+            return ret
+        S.tls.ctx = ctx
+        return 0
+
+
+def get_context() -> tuple[int, int]:
+    """aclrtGetCurrentContext: ``(context, ret)`` of this thread; ret 107002 when it has none."""
+    ctx = current()
+    if ctx is None:
+        return 0, record("aclrtGetCurrentContext", E.ACL_ERROR_RT_CONTEXT_NULL,
+                         "this thread has no current context: call aclrtSetDevice or "
+                         "aclrtCreateContext first")
+    return ctx.handle, 0
+
+
+def get_run_mode() -> tuple[int, int]:
+    """aclrtGetRunMode: ``(aclrtRunMode.ACL_HOST, 0)``: the program runs on the host and drives
+    the (emulated) device."""
+    return aclrtRunMode.ACL_HOST, 0
+
+
+__all__ = ["init", "finalize", "set_device", "reset_device", "get_device", "get_device_count",
+           "create_context", "destroy_context", "set_context", "get_context", "get_run_mode"]

@@ -1,0 +1,150 @@
+"""Events: create, destroy, record, reset, wait, query, synchronize, elapsed time.
+
+Events are C handles (csrc/runtime/handle.c); record, reset and wait are tasks on a stream. The
+semantics follow CANN's aclrtRecordEvent / aclrtQueryEventStatus / aclrtEventElapsedTime
+documentation; docs/runtime.md ("Events") describes the emulator's.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..enums import TaskType, aclrtEventRecordedStatus
+from ..status import aclError as E
+from ..status import record
+from .core import ffi, lib
+from .state import Event, S, lookup
+from .streams import new_task, resolve_stream, submit
+
+_C_EVENT_COMPLETE = 2  # emu_event_status: 0 never recorded, 1 recorded not done, 2 complete
+_COMPLETE = aclrtEventRecordedStatus.ACL_EVENT_RECORDED_STATUS_COMPLETE
+_NOT_READY = aclrtEventRecordedStatus.ACL_EVENT_RECORDED_STATUS_NOT_READY
+
+
+def create_event() -> tuple[int, int]:
+    """aclrtCreateEvent: ``(event, ret)``; ret 207007 when the host is out of memory.
+    docs/runtime.md "Events"."""
+    h = lib.emu_event_create()
+    if not h:
+        return 0, record("aclrtCreateEvent", E.ACL_ERROR_RT_NO_EVENT_RESOURCE,
+                         "out of host memory for an event")
+    with S.lock:
+        S.events[h] = Event(h)
+    return h, 0
+
+
+def _lookup_event(api: str, event) -> tuple[Optional[Event], int]:
+    return lookup(api, "event", event, S.events)
+
+
+def destroy_event(event) -> int:
+    """aclrtDestroyEvent: invalid at once for new calls; queued records and waiting
+    synchronizes complete. Returns 0; 100000 for null; 107017 for a handle that is not a live
+    event."""
+    api = "aclrtDestroyEvent"
+    with S.lock:
+        ev, ret = _lookup_event(api, event)
+        if ret:
+            return ret
+        assert ev is not None
+        del S.events[ev.handle]
+    # invalid at once for new calls; queued records and waiting synchronizes keep it alive
+    lib.emu_event_destroy(ev.handle)
+    return 0
+
+
+def _event_task(api: str, event, stream, kind: int, step: str) -> int:
+    with S.lock:
+        ev, ret = _lookup_event(api, event)
+        if ret:
+            return ret
+        assert ev is not None
+        st, ret = resolve_stream(api, stream)
+        if ret:
+            return ret
+        assert st is not None
+        tasks, t = new_task(api, step, kind)
+        t.event = ev.handle
+        return submit(api, st, tasks, 1)
+
+
+def record_event(event, stream) -> int:
+    """aclrtRecordEvent: enqueue a record of ``event`` on ``stream`` (null: the default
+    stream); it completes when the stream reaches it. Returns 0; 100000 null event; 107017 /
+    107002 for a bad event or stream."""
+    return _event_task("aclrtRecordEvent", event, stream, TaskType.EVENT_RECORD, "Record")
+
+
+def reset_event(event, stream) -> int:
+    """aclrtResetEvent: enqueue a reset of ``event`` to "not recorded" on ``stream``. Returns 0;
+    100000 null event; 107017 / 107002 for a bad event or stream."""
+    return _event_task("aclrtResetEvent", event, stream, TaskType.EVENT_RESET, "Reset")
+
+
+def stream_wait_event(stream, event) -> int:
+    """aclrtStreamWaitEvent: enqueue on ``stream`` a wait for the last record of ``event``
+    enqueued before this call (a later record is never waited for). Returns 0; 100000 null
+    event; 107017 / 107002 for a bad stream or event."""
+    return _event_task("aclrtStreamWaitEvent", event, stream, TaskType.EVENT_WAIT, "Wait")
+
+
+def query_event_status(event) -> tuple[int, int]:
+    """aclrtQueryEventStatus: ``(status, ret)``: aclrtEventRecordedStatus COMPLETE (1) when the
+    event's latest record has run, NOT_READY (0) before that or when never recorded. ret 107017
+    for a handle that is not a live event."""
+    api = "aclrtQueryEventStatus"
+    with S.lock:
+        ev, ret = _lookup_event(api, event)
+        if ret:
+            return 0, ret
+        assert ev is not None
+        status = lib.emu_event_status(ev.handle)
+    if status < 0:
+        return 0, record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
+                         f"event 0x{ev.handle:x} was destroyed by another thread during the call")
+    return (_COMPLETE if status == _C_EVENT_COMPLETE else _NOT_READY), 0
+
+
+def synchronize_event(event) -> int:
+    """aclrtSynchronizeEvent: wait for the last record enqueued before the call (at once when
+    never recorded). Returns 0; 100000 null; 107017 for a handle that is not a live event."""
+    api = "aclrtSynchronizeEvent"
+    with S.lock:
+        ev, ret = _lookup_event(api, event)
+        if ret:
+            return ret
+        assert ev is not None
+    code = lib.emu_event_synchronize(ev.handle)
+    if code:
+        return record(api, code, f"event 0x{ev.handle:x} was destroyed by another thread "
+                      "before the synchronize began")
+    return 0
+
+
+def event_elapsed_time(start, end) -> tuple[float, int]:
+    """aclrtEventElapsedTime: ``(ms, ret)``: milliseconds between two completed records (host
+    timestamps). ret 107006 when either was never recorded; 507006 when either has not completed;
+    107017 for a bad handle."""
+    api = "aclrtEventElapsedTime"
+    with S.lock:
+        a, ret = _lookup_event(api, start)
+        if ret:
+            return 0.0, ret
+        b, ret = _lookup_event(api, end)
+        if ret:
+            return 0.0, ret
+        assert a is not None and b is not None
+        ms = ffi.new("float *")
+        code = lib.emu_event_elapsed_ms(a.handle, b.handle, ms)
+    if code == E.ACL_ERROR_RT_INVALID_HANDLE:
+        return 0.0, record(api, code, "an event was destroyed by another thread during the call")
+    if code == E.ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID:
+        return 0.0, record(api, code, "both events must have been recorded on a stream")
+    if code:
+        return 0.0, record(api, code, "both events must have completed: synchronize the stream "
+                           "or the events first")
+    return float(ms[0]), 0
+
+
+__all__ = ["create_event", "destroy_event", "record_event", "reset_event", "stream_wait_event",
+           "query_event_status", "synchronize_event", "event_elapsed_time"]

@@ -1,0 +1,92 @@
+"""Executor launches: a plan's steps as C task templates (phase 1), and the one call that binds
+them to addresses and enqueues them (phase 2).
+
+A template is an ``emu_task`` whose addresses are offsets from numbered base slots (an
+executor's inputs, outputs and workspace); ``emu_stream_launch`` adds the bound base addresses,
+checks every range against the allocation table and enqueues, all in C. The kernel parameters go
+in the kernel family's parameter struct (``emu_task.k``), which the C core's kernel table reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..enums import Kernel
+from .core import ffi, lib
+
+U64 = (1 << 64) - 1
+RANGE_NOT_LIVE: int = lib.EMU_LAUNCH_RANGE_NOT_LIVE
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One kernel task of a plan, in plain data. Addresses are (slot, byte offset) pairs; the
+    offset may be negative (a view that starts before its storage pointer)."""
+
+    op: str  # the operator, shown in fault messages
+    step: str  # "Contiguous", "Cast", "SoftmaxGrad", ...
+    kernel: int  # enums.Kernel
+    dtype: int  # source / compute dtype
+    dtype2: int  # destination dtype
+    dst: tuple  # (slot, offset)
+    srcs: tuple = ()  # up to two (slot, offset)
+    params: dict = field(default_factory=dict)  # the kernel family's parameters
+    ranges: tuple = ()  # (slot, offset, nbytes, name): the bytes the task touches
+
+
+def lower(specs: Sequence[TaskSpec]) -> Any:
+    """The C templates (``emu_task[]``) of a plan's tasks. They never change afterwards, so
+    executors of one plan share them."""
+    tasks = ffi.new("emu_task[]", len(specs))
+    for t, spec in zip(tasks, specs):
+        t.type = lib.EMU_TASK_KERNEL
+        t.kernel = spec.kernel
+        t.op = spec.op.encode()[:63]
+        t.step = spec.step.encode()[:31]
+        t.dtype, t.dtype2 = spec.dtype, spec.dtype2
+        addrs = list(spec.srcs[:2]) + [None] * (2 - len(spec.srcs[:2])) + [spec.dst]
+        t.base = [-1 if a is None else a[0] for a in addrs]
+        t.a, t.b, t.c = (0 if a is None else a[1] & U64 for a in addrs)
+        _params(t, spec.kernel, spec.params)
+        for slot, offset, nbytes, name in spec.ranges[:lib.EMU_MAX_RANGES]:
+            r = t.ranges[t.nranges]
+            r.base, r.ptr, r.nbytes = slot, offset & U64, nbytes
+            r.name = name.encode()[:31]
+            t.nranges += 1
+    return tasks
+
+
+def _params(t, kernel: int, p: dict) -> None:
+    if kernel == Kernel.STRIDED_COPY:
+        k = t.k.copy
+        k.elem_size, k.ndim = p["elem_size"], len(p["shape"])
+        for i, (d, s_src, s_dst) in enumerate(zip(p["shape"], p["src_strides"],
+                                                  p["dst_strides"])):
+            k.shape[i], k.src_strides[i], k.dst_strides[i] = d, s_src, s_dst
+    elif kernel == Kernel.CAST:
+        t.k.cast.n = p["n"]
+    elif kernel in (Kernel.SOFTMAX_FWD, Kernel.SOFTMAX_BWD):
+        sm = t.k.softmax
+        sm.outer, sm.axis, sm.inner, sm.log = p["outer"], p["axis"], p["inner"], p.get("flag", 0)
+    else:  # the elementwise family
+        el = t.k.eltwise
+        el.n, el.alpha, el.beta = p["n"], p.get("alpha", 0.0), p.get("beta", 0.0)
+
+
+def new_bases(addrs: Sequence[int]) -> Any:
+    """A C array of base addresses (``uintptr_t[]``) that a launch binds templates to; the
+    caller updates its items in place."""
+    return ffi.new(_BASES, addrs)
+
+
+_BASES = ffi.typeof("uintptr_t[]")
+
+
+def launch(stream_handle: int, templates: Any, n: int, bases: Any, nbases: int,
+           blocking: bool) -> int:
+    """``emu_stream_launch``: 0; RANGE_NOT_LIVE (nothing enqueued: a bound range is not inside
+    one live device allocation); 107017 (the stream is gone); 207008; or, with ``blocking``,
+    the stream's fault. The message of a failure is ``core.last_c_msg()``."""
+    return lib.emu_stream_launch(stream_handle, templates, n, bases, nbases, 1 if blocking else 0)

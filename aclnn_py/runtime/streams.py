@@ -1,0 +1,222 @@
+"""Streams: create, destroy, synchronize, submit tasks; the functional layer's private streams.
+
+A stream is a C worker thread running its tasks in FIFO order (csrc/runtime/stream.c); the
+handle is what users hold. The semantics follow CANN's aclrtCreateStream /
+aclrtSynchronizeStream documentation; docs/runtime.md describes the emulator's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .. import config
+from ..status import aclError as E
+from ..status import record
+from .core import ffi, last_c_msg, lib, msg_text, new_msg
+from .state import Context, S, Stream, current, lookup, ptr
+
+# ---------------------------------------------------------------------- C stream handles ----
+
+
+def open_stream(device: int, context: Context, is_default: bool = False) -> Optional[Stream]:
+    """Start a C stream on ``device`` and register it (the caller holds S.lock); None when no
+    worker thread or handle is left."""
+    sh = lib.emu_stream_create(device)
+    if not sh:
+        return None
+    st = Stream(handle=sh, device=device, context=context, is_default=is_default)
+    S.streams[sh] = st
+    return st
+
+
+def close_stream(st: Optional[Stream]) -> None:
+    """Unregister a stream and destroy its C stream, if it is still registered (the caller
+    holds S.lock)."""
+    if st is not None and st.handle in S.streams:
+        del S.streams[st.handle]
+        lib.emu_stream_destroy(st.handle)
+
+
+# ------------------------------------------------------------------------------ streams ----
+
+
+def create_stream() -> tuple[int, int]:
+    """aclrtCreateStream: ``(stream, ret)``: a new stream (a worker thread running its tasks in
+    FIFO order) in the current context. ret 107002 without a current context; 207008 when no
+    worker thread could start. docs/runtime.md "Streams"."""
+    api = "aclrtCreateStream"
+    with S.lock:
+        ctx = current()
+        if ctx is None:
+            return 0, record(api, E.ACL_ERROR_RT_CONTEXT_NULL,
+                             "no current context: call aclrtSetDevice first")
+        st = open_stream(ctx.device, ctx)
+        if st is None:
+            return 0, record(api, E.ACL_ERROR_RT_NO_STREAM_RESOURCE, "could not start a stream")
+        ctx.streams.append(st)
+        return st.handle, 0
+
+
+def resolve_stream(api: str, stream) -> tuple[Optional[Stream], int]:
+    """A live stream for a handle; None/0 means the current context's default stream."""
+    if ptr(stream) == 0:
+        ctx = current()
+        if ctx is None:
+            return None, record(api, E.ACL_ERROR_RT_CONTEXT_NULL,
+                                "stream is null (the default stream) but this thread has no "
+                                "current context: call aclrtSetDevice first")
+        return ctx.default_stream, 0
+    return lookup(api, "stream", stream, S.streams)
+
+
+def destroy_stream(stream) -> int:
+    """aclrtDestroyStream: let the stream's queued tasks finish, then destroy it. Returns 0;
+    100000 for null or a default stream; 107017 for a handle that is not a live stream."""
+    api = "aclrtDestroyStream"
+    with S.lock:
+        if ptr(stream) == 0:
+            return record(api, E.ACL_ERROR_INVALID_PARAM, "stream is null")
+        st, ret = resolve_stream(api, stream)
+        if ret:
+            return ret
+        assert st is not None
+        if st.is_default:
+            return record(api, E.ACL_ERROR_INVALID_PARAM,
+                          f"stream 0x{st.handle:x} is a default stream; it belongs to its context")
+        del S.streams[st.handle]
+        if st in st.context.streams:
+            st.context.streams.remove(st)
+    # drains outside the lock: other threads may go on. The C handle is invalid from here on;
+    # a call that already holds the stream finishes on live memory.
+    lib.emu_stream_destroy(st.handle)
+    return 0
+
+
+def _collect_fault(api: str, code: int, buf) -> int:
+    if code:
+        record(api, code, f"a task failed on the stream: {msg_text(buf)}")
+    return code
+
+
+def _stream_gone(api: str, st: Stream) -> int:
+    return record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
+                  f"stream 0x{st.handle:x} was destroyed by another thread during the call")
+
+
+def synchronize_stream(stream) -> int:
+    """aclrtSynchronizeStream: wait for every task enqueued on the stream so far (null: the
+    current context's default stream). Returns 0, or the first task fault since the last
+    synchronize (507013 copy, 507015 operator) with its message; 107017 / 107002 for a bad
+    stream."""
+    api = "aclrtSynchronizeStream"
+    # a live explicit stream: no lock (the C core holds its own reference for the call, and
+    # answers 107017 if another thread destroys the stream meanwhile) and no message buffer
+    st = S.streams.get(stream) if type(stream) is int and stream else None
+    if st is None:
+        with S.lock:
+            st, ret = resolve_stream(api, stream)
+        if ret:
+            return ret
+        assert st is not None
+    code = lib.emu_stream_synchronize(st.handle, ffi.NULL, 0)
+    if code == E.ACL_ERROR_RT_INVALID_HANDLE:
+        return _stream_gone(api, st)
+    if code:
+        record(api, code, f"a task failed on the stream: {last_c_msg()}")
+    return code
+
+
+def synchronize_device() -> int:
+    """aclrtSynchronizeDevice: synchronize every stream of this thread's device. Returns 0, the
+    first fault found (as synchronize_stream), or 107002 without a device."""
+    api = "aclrtSynchronizeDevice"
+    with S.lock:
+        ctx = current()
+        if ctx is None:
+            return record(api, E.ACL_ERROR_RT_CONTEXT_NULL, "no device is set in this thread")
+        streams = [s.handle for s in S.streams.values()
+                   if s.device == ctx.device and not s.private]
+    first = 0
+    for handle in streams:
+        buf = new_msg()
+        code = lib.emu_stream_synchronize(handle, buf, len(buf))
+        if code == E.ACL_ERROR_RT_INVALID_HANDLE:
+            continue  # destroyed since the list was taken: nothing of it is left to wait for
+        first = first or _collect_fault(api, code, buf)
+    return first
+
+
+# -------------------------------------------------------------------------------- tasks ----
+
+
+def new_task(op: str, step: str, kind: int) -> tuple[Any, Any]:
+    """One zeroed C task record of type ``kind`` (TaskType) named after the call and its step:
+    (the array to submit, the record to fill)."""
+    tasks = ffi.new("emu_task[1]")
+    t = tasks[0]
+    t.type = kind
+    t.op = op.encode()[:63]
+    t.step = step.encode()[:31]
+    return tasks, t
+
+
+def add_range(t, name: str, addr: int, nbytes: int) -> None:
+    """Name device bytes the task touches: the stream checks them again when the task runs."""
+    r = t.ranges[t.nranges]
+    r.ptr, r.nbytes, r.name = addr, nbytes, name.encode()[:31]
+    t.nranges += 1
+
+
+def submit(api: str, st: Stream, tasks, n: int) -> int:
+    """Enqueue n C task records on a stream (blocking when ACL_LAUNCH_BLOCKING=1)."""
+    blocking, ret = config.checked(api, config.launch_blocking)
+    if ret:
+        return ret
+    blocking = 1 if blocking else 0
+    buf = new_msg()
+    code = lib.emu_stream_submit(st.handle, tasks, n, blocking, buf, len(buf))
+    if code == E.ACL_ERROR_RT_INVALID_HANDLE:
+        record(api, code, f"stream 0x{st.handle:x} or an event of the task was destroyed by "
+               f"another thread during the call: {msg_text(buf)}")
+    elif code:
+        record(api, code, f"{'(ACL_LAUNCH_BLOCKING=1) ' if blocking else ''}{msg_text(buf)}")
+    return code
+
+
+# ------------------------------------------------------------- the functional layer's own ----
+
+
+class _PrivateStream:
+    """Owns the functional layer's stream of one thread; released when the thread ends (its
+    thread-local storage is dropped) or at interpreter exit."""
+
+    def __init__(self) -> None:
+        sh = lib.emu_stream_create(0)
+        if not sh:
+            raise MemoryError("could not start the functional layer's stream")
+        self.stream = Stream(handle=sh, device=0, context=Context(handle=0, device=0),
+                             private=True)
+        with S.lock:
+            S.streams[sh] = self.stream
+
+    def __del__(self) -> None:
+        try:
+            with S.lock:
+                S.streams.pop(self.stream.handle, None)
+            lib.emu_stream_destroy(self.stream.handle)
+        except Exception:  # pragma: no cover - interpreter teardown
+            pass
+
+
+def internal_stream() -> Stream:
+    """A private stream on device 0 for ``aclnn_py.functional`` (one per thread), independent of
+    the user's init/set_device state."""
+    holder = getattr(S.internal, "holder", None)
+    if holder is None:
+        holder = S.internal.holder = _PrivateStream()
+    return holder.stream
+
+
+__all__ = ["open_stream", "close_stream", "create_stream", "resolve_stream", "destroy_stream",
+           "synchronize_stream", "synchronize_device", "new_task", "add_range", "submit",
+           "internal_stream"]

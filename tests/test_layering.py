@@ -1,0 +1,142 @@
+"""The package's layers, read from its source (docs/architecture.md):
+
+- only ``aclnn_py.runtime`` calls the compiled library: no other module imports
+  ``aclnn_py._emu``, ``aclnn_py._C`` or ``ffi``/``lib`` from ``aclnn_py.runtime.core``;
+- inside ``aclnn_py.runtime``, only ``core`` imports ``aclnn_py._emu``, and each module imports
+  only the modules listed before it (core, state, streams, memory, devices, events);
+- the device-memory range check (``emu_mem_check_range`` and its fast form
+  ``emu_mem_range_device``) is called in one place, ``aclnn_py.runtime.memory``
+  (``check_range``, ``range_device``).
+
+The allow-lists name the modules that have not moved to the runtime's functions yet; each entry
+must still be needed (a stale entry fails), so the lists only shrink.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import aclnn_py
+
+PKG = Path(aclnn_py.__file__).resolve().parent
+
+# modules outside aclnn_py/runtime/ that still reach the compiled library: remove an entry when
+# the module switches to the runtime package's functions
+ALLOWED_C_IMPORTERS: set = set()
+# deprecated aliases of aclnn_py.runtime.core (none left)
+SHIMS: set = set()
+
+# modules outside aclnn_py/runtime/memory.py that still call the C range check themselves
+ALLOWED_RANGE_CHECKERS: set = set()
+
+RANGE_CHECKS = ("emu_mem_check_range", "emu_mem_range_device")
+RUNTIME_ORDER = ["core", "state", "streams", "memory", "devices", "events", "launch"]
+C_MODULES = {"aclnn_py._emu", "aclnn_py._C", "aclnn_py.runtime.core"}
+
+
+def _sources() -> dict[str, Path]:
+    return {f"aclnn_py/{p.relative_to(PKG).as_posix()}": p for p in sorted(PKG.rglob("*.py"))}
+
+
+def _module_name(rel: str) -> str:
+    parts = rel[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(rel: str, path: Path) -> set[str]:
+    """Every module (and ``module.name`` for from-imports) that the file imports, absolute."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
+    package = _module_name(rel)
+    if not rel.endswith("__init__.py"):
+        package = package.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _reaches_c(rel: str, path: Path) -> bool:
+    imports = _imports(rel, path)
+    if imports & C_MODULES:
+        return True
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
+    for node in ast.walk(tree):  # rt.core.lib / runtime.core.ffi
+        if (isinstance(node, ast.Attribute) and node.attr in ("lib", "ffi")
+                and isinstance(node.value, ast.Attribute) and node.value.attr == "core"):
+            return True
+    return False
+
+
+def test_the_scan_sees_imports(tmp_path):
+    """The scanner itself: it must find the runtime's own import of the compiled library and
+    resolve relative imports."""
+    srcs = _sources()
+    assert "aclnn_py._emu.ffi" in _imports("aclnn_py/runtime/core.py",
+                                           srcs["aclnn_py/runtime/core.py"])
+    assert "aclnn_py.runtime.state.S" in _imports("aclnn_py/runtime/memory.py",
+                                                  srcs["aclnn_py/runtime/memory.py"])
+    fake = tmp_path / "fake.py"
+    fake.write_text("from .runtime.core import lib\n", encoding="utf-8")
+    assert _reaches_c("aclnn_py/fake.py", fake)
+
+
+def test_only_the_runtime_calls_the_compiled_library():
+    outside = {rel for rel, path in _sources().items()
+               if not rel.startswith("aclnn_py/runtime/") and _reaches_c(rel, path)}
+    unexpected = outside - ALLOWED_C_IMPORTERS - SHIMS
+    assert not unexpected, (
+        f"{sorted(unexpected)} import the compiled library (aclnn_py._C / _emu / "
+        "runtime.core's lib and ffi): call aclnn_py.runtime's functions instead")
+
+
+def test_allowed_c_importers_are_still_needed():
+    for rel in sorted(ALLOWED_C_IMPORTERS | SHIMS):
+        path = _sources().get(rel)
+        assert path is not None and _reaches_c(rel, path), (
+            f"{rel} no longer reaches the compiled library: remove it from the allow-list in "
+            "tests/test_layering.py")
+
+
+def test_only_runtime_core_imports_the_extension():
+    importers = {rel for rel, path in _sources().items()
+                 if {"aclnn_py._emu", "aclnn_py._emu.ffi", "aclnn_py._emu.lib"}
+                 & _imports(rel, path)}
+    assert importers == {"aclnn_py/runtime/core.py"}
+
+
+@pytest.mark.parametrize("name", RUNTIME_ORDER)
+def test_runtime_modules_import_only_earlier_layers(name):
+    rel = f"aclnn_py/runtime/{name}.py"
+    imports = _imports(rel, _sources()[rel])
+    later = RUNTIME_ORDER[RUNTIME_ORDER.index(name):]
+    used = {m.split(".")[2] for m in imports
+            if m.startswith("aclnn_py.runtime.") and m.split(".")[2] in RUNTIME_ORDER}
+    wrong = used & set(later) - {name}
+    assert not wrong, f"runtime/{name}.py imports later layers {sorted(wrong)}"
+    assert "aclnn_py.runtime" not in imports, f"runtime/{name}.py imports the package itself"
+
+
+def test_one_device_range_check():
+    callers = {rel for rel, path in _sources().items()
+               if any(isinstance(node, ast.Attribute) and node.attr in RANGE_CHECKS
+                      for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))}
+    assert callers - ALLOWED_RANGE_CHECKERS == {"aclnn_py/runtime/memory.py"}, (
+        "call aclnn_py.runtime.check_range / range_device instead of the C range check")
+    stale = {rel for rel in ALLOWED_RANGE_CHECKERS if rel not in callers}
+    assert not stale, f"{sorted(stale)} no longer call the C range check: remove them from " \
+                      "ALLOWED_RANGE_CHECKERS"
