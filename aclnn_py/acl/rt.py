@@ -1,6 +1,9 @@
-"""acl.rt: devices, contexts, streams, events and memory (pyACL names and returns)."""
+"""acl.rt: devices, contexts, streams, events and memory (pyACL names and returns).
 
-from __future__ import annotations
+Each name is the runtime's function itself (no wrapper on the launch path); its docstring names
+the CANN C function (CANN's AscendCL API reference, acl_rt.h), the return convention and the main
+codes. See docs/runtime.md and docs/return_codes.md.
+"""
 
 from .. import runtime as _rt
 
@@ -34,3 +37,12 @@ query_event_status = _rt.query_event_status
 synchronize_event = _rt.synchronize_event
 stream_wait_event = _rt.stream_wait_event
 event_elapsed_time = _rt.event_elapsed_time
+
+__all__ = [
+    "set_device", "reset_device", "get_device", "get_device_count", "get_run_mode",
+    "create_context", "destroy_context", "set_context", "get_context", "create_stream",
+    "destroy_stream", "synchronize_stream", "synchronize_device", "malloc", "free",
+    "malloc_host", "free_host", "memcpy", "memcpy_async", "memset", "memset_async",
+    "get_mem_info", "create_event", "destroy_event", "record_event", "reset_event",
+    "query_event_status", "synchronize_event", "stream_wait_event", "event_elapsed_time",
+]

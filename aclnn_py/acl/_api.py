@@ -1,0 +1,45 @@
+"""pyACL's top-level calls (``acl.init``, ``acl.finalize``, ...), re-exported by
+``aclnn_py.acl``. See docs/runtime.md; the C names are CANN's (acl.h, CANN's AscendCL API
+reference)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .. import config as _config
+from .. import runtime as _rt
+from ..status import take_recent as _take_recent
+
+
+def init(config_path: Optional[str] = None) -> int:
+    """aclInit: initialises the runtime, once per process (not required by the emulator).
+
+    ``config_path``: an optional JSON file; it may carry the emulator's keys
+    (docs/configuration.md), other keys are CANN's and are ignored. Returns 0, or 100002
+    ACL_ERROR_REPEAT_INITIALIZE (second call), 100003 ACL_ERROR_INVALID_FILE (file missing),
+    100006 ACL_ERROR_PARSE_FILE (not JSON), 100008 ACL_ERROR_FILE_ATTR_INVALID (a bad emulator
+    value in the file), 100000 ACL_ERROR_INVALID_PARAM (a bad value in the environment)."""
+    return _rt.init(config_path)
+
+
+def finalize() -> int:
+    """aclFinalize: releases every device as the last reset_device does and drops the JSON
+    overrides. Returns 0, or 100037 ACL_ERROR_REPEAT_FINALIZE without init, or twice."""
+    return _rt.finalize()
+
+
+def get_recent_err_msg() -> Optional[str]:
+    """aclGetRecentErrMsg: the messages failed calls left in this thread (newest first, one per
+    line, at most 16), cleared on read; None when there are none (docs/runtime.md, "Error
+    messages")."""
+    return _take_recent()
+
+
+def get_soc_name() -> Optional[str]:
+    """aclrtGetSocName: the emulated SoC (ACLNN_EMU_SOC), e.g. 'Ascend910B4'; None (C's NULL,
+    with a message) when ACLNN_EMU_SOC names no SoC (docs/configuration.md)."""
+    profile, ret = _config.checked("aclrtGetSocName", _config.soc_profile)
+    return None if ret else profile.name
+
+
+__all__ = ["init", "finalize", "get_recent_err_msg", "get_soc_name"]
