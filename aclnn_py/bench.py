@@ -17,40 +17,18 @@ import numpy as np
 from . import acl, aclnn, dtypes
 
 
-def _axis_sum(a, dim):
-    return a.sum(axis=dim, keepdims=True)
+def _declared() -> list:
+    """(operator, its OpDef.bench) of every operator that declares benchmark cases."""
+    from .ops import REGISTRY
+
+    return [(op.name, op.bench) for op in REGISTRY.values() if op.bench is not None]
 
 
-def _np_softmax(x, dim):
-    e = np.exp(x - x.max(axis=dim, keepdims=True))
-    e /= _axis_sum(e, dim)
-    return e
+#: operator -> its NumPy formula ``(arrays, dim) -> array`` (OpDef.bench.numpy)
+BASELINES: dict[str, Callable] = {name: bench.numpy for name, bench in _declared()}
 
-
-def _np_log_softmax(x, dim):
-    m = x - x.max(axis=dim, keepdims=True)
-    return m - np.log(_axis_sum(np.exp(m), dim))
-
-
-BASELINES: dict[str, Callable] = {
-    "aclnnSoftmax": lambda a, dim: _np_softmax(a[0], dim),
-    "aclnnLogSoftmax": lambda a, dim: _np_log_softmax(a[0], dim),
-    "aclnnSoftmaxBackward": lambda a, dim: a[0] * a[1] - _axis_sum(a[0] * a[1], dim) * a[1],
-    "aclnnLogSoftmaxBackward": lambda a, dim: a[0] - np.exp(a[1]) * _axis_sum(a[0], dim),
-    "aclnnHardsigmoid": lambda a, dim: np.clip(a[0] / 6 + 0.5, 0, 1),
-    "aclnnHardsigmoidBackward": lambda a, dim: np.where((a[1] > -3) & (a[1] < 3), a[0] / 6, 0),
-}
-
-DEFAULT_CASES = [
-    ("aclnnSoftmax", (1024, 4096), -1),
-    ("aclnnSoftmax", (64, 1024, 64), 1),
-    ("aclnnLogSoftmax", (1024, 4096), -1),
-    ("aclnnSoftmaxBackward", (1024, 4096), -1),
-    ("aclnnSoftmaxBackward", (64, 1024, 64), 1),
-    ("aclnnLogSoftmaxBackward", (1024, 4096), -1),
-    ("aclnnHardsigmoid", (1024, 4096), None),
-    ("aclnnHardsigmoidBackward", (1024, 4096), None),
-]
+#: (operator, shape, dim) of a plain `aclnn-py bench` (OpDef.bench.cases, in registry order)
+DEFAULT_CASES = [(name, c.shape, c.dim) for name, bench in _declared() for c in bench.cases]
 
 
 @dataclass
@@ -89,6 +67,7 @@ def run_case(op_name: str, shape, dim, np_dtype, repeat: int, stream, tick) -> R
     op = REGISTRY[op_name]
     rng = np.random.default_rng(0)
     acl_dt = dtypes.from_numpy(np_dtype)
+    assert acl_dt is not None, np_dtype
     n_inputs = len(op.inputs)
     host = [rng.uniform(-4, 4, shape).astype(np_dtype) for _ in range(n_inputs)]
     ptrs, tensors = [], {}

@@ -161,7 +161,7 @@ def to_numpy(value: int) -> np.dtype:
 
 # Float promotion (CANN's data_type_utils.h): f16+f32 -> f32, bf16+f16 -> f32, bf16+f32 -> f32,
 # any+f64 -> f64.
-_FLOAT_RANK = {F.ACL_FLOAT16: 1, F.ACL_BF16: 1, F.ACL_FLOAT: 2, F.ACL_DOUBLE: 3}
+_FLOAT_RANK: dict[int, int] = {F.ACL_FLOAT16: 1, F.ACL_BF16: 1, F.ACL_FLOAT: 2, F.ACL_DOUBLE: 3}
 
 
 def promote(a: int, b: int) -> int:

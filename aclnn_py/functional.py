@@ -14,13 +14,9 @@ import numpy as np
 from . import dtypes, ops
 from . import executor as _ex
 from . import runtime as rt
-from ._C import lib
 from .status import aclnnStatus as S
 from .status import check, record
 from .tensor import aclTensor
-
-__all__ = ["softmax", "softmax_backward", "log_softmax", "log_softmax_backward", "hardsigmoid",
-           "hardsigmoid_backward"]
 
 
 def _acl_dtype(api: str, what: str, dtype) -> int:
@@ -69,7 +65,7 @@ class _Device:
         span = (hi - lo + 1) * size
         ptr = self.alloc(span)
         host = int(array.__array_interface__["data"][0]) + lo * size
-        _copied(self.api, lib.emu_memcpy(ptr, host, span))
+        _copied(self.api, rt.raw_memcpy(ptr, host, span))
         return aclTensor(shape, dt, strides, -lo, dtypes.aclFormat.ACL_FORMAT_ND, (hi - lo + 1,),
                          ptr)
 
@@ -84,18 +80,19 @@ class _Device:
 
     def free(self) -> None:
         for ptr in self.ptrs:
-            lib.emu_mem_free(ptr)
+            rt.raw_free(ptr)
         self.ptrs.clear()
 
 
-_OUT_FLOATS = (dtypes.aclDataType.ACL_FLOAT16, dtypes.aclDataType.ACL_FLOAT,
-               dtypes.aclDataType.ACL_BF16, dtypes.aclDataType.ACL_DOUBLE)
+#: the out_dtype of any function (besides the input's own dtype)
+OUT_DTYPES = (dtypes.aclDataType.ACL_FLOAT16, dtypes.aclDataType.ACL_FLOAT,
+              dtypes.aclDataType.ACL_BF16, dtypes.aclDataType.ACL_DOUBLE)
 
 
 def _check_out_dtype(api: str, out_dt: int, input_dts: list) -> None:
     """docs/dtypes.md: out_dtype is one of the four float dtypes (or the input's own dtype, so that
     int32 hardsigmoid stays int32)."""
-    if out_dt in _OUT_FLOATS or out_dt in input_dts:
+    if out_dt in OUT_DTYPES or out_dt in input_dts:
         return
     record(api, S.ACLNN_ERR_PARAM_INVALID,
            f"out_dtype {dtypes.name(out_dt)} is neither a float dtype (FLOAT16, FLOAT, "
@@ -135,17 +132,17 @@ def _run(op: ops.OpDef, arrays: dict, ints: dict, out_dtype, attrs=None):
         out = values[op.outputs[0]]
         result = np.empty(out.view_dims, dtype=dtypes.to_numpy(out_dt))
         if result.size:
-            _copied(api, lib.emu_memcpy(int(result.__array_interface__["data"][0]), out.data,
-                                        result.nbytes))
+            _copied(api, rt.raw_memcpy(int(result.__array_interface__["data"][0]), out.data,
+                                       result.nbytes))
         return result
     finally:
         dev.free()
 
 
-def _dim(api: str, dim) -> int:
-    if isinstance(dim, bool) or not hasattr(dim, "__index__"):
-        raise TypeError(f"{api}: dim must be an int, not {type(dim).__name__}")
-    return dim.__index__()
+def _int(api: str, name: str, value) -> int:
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{api}: {name} must be an int, not {type(value).__name__}")
+    return value.__index__()
 
 
 def _float(api: str, name: str, value) -> float:
@@ -154,44 +151,32 @@ def _float(api: str, name: str, value) -> float:
     return float(value)
 
 
-def softmax(x, dim: int, *, out_dtype=None) -> np.ndarray:
-    """Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``.
+def _call(api: str, arrays: dict, ints: dict, attrs: dict, out_dtype):
+    """One generated function's body: its declaration's (``OpDef.functional``) argument
+    conversions in order (ints, then attributes, then the default out_dtype), then the op.
 
-    The kernel computes in x's dtype (float16/bfloat16 in float32 internally); the result is cast
-    to ``out_dtype`` (default: x's dtype). A row of all -inf, or with +inf or NaN, gives NaN.
-
-    Raises:
-        AclnnParamError: dtype, shape or dim rules (code 161002).
-        TypeError: arguments of the wrong Python type.
-    """
-    api = "aclnnSoftmax"
-    return _run(ops.REGISTRY[api], {"self": x}, {"dim": _dim(api, dim)}, out_dtype)
-
-
-def log_softmax(x, dim: int, *, out_dtype=None) -> np.ndarray:
-    """Log-softmax along ``dim``: ``(x - max) - log(sum(exp(x - max)))``.
-
-    As in CANN, x is first cast to ``out_dtype`` (default: x's dtype) and the kernel computes in
-    that dtype.
-
-    Raises:
-        AclnnParamError: dtype, shape or dim rules (code 161002).
-    """
-    api = "aclnnLogSoftmax"
-    return _run(ops.REGISTRY[api], {"self": x}, {"dim": _dim(api, dim)}, out_dtype)
+    ``arrays`` maps the op's argument names to the caller's arrays, in the function's order."""
+    op = ops.REGISTRY[api]
+    spec = op.functional
+    assert spec is not None, api
+    ints = {name: _int(api, name, v) for name, v in ints.items()}
+    attrs = {name: _float(api, name, v) for name, v in attrs.items()}
+    if out_dtype is None and spec.out_dtype == "promoted":
+        py = {arg: name for name, arg in spec.arrays}
+        first, *rest = [(py[arg], _as_array(api, py[arg], a)) for arg, a in arrays.items()]
+        promoted = _acl_dtype(api, f"{first[0]} dtype", first[1].dtype)
+        for name, a in rest:
+            promoted = dtypes.promote(promoted, _acl_dtype(api, f"{name} dtype", a.dtype))
+        out_dtype = dtypes.to_numpy(promoted) if promoted >= 0 else first[1].dtype
+    return _run(op, arrays, ints, out_dtype, attrs or None)
 
 
-def log_softmax_backward(grad_output, output, dim: int, *, out_dtype=None) -> np.ndarray:
-    """Gradient of log-softmax: ``grad_output - sum(grad_output, dim) * exp(output)``, where
-    ``output`` is the log-softmax forward result. Where output is -inf the gradient passes
-    through unchanged.
+# The functions below are generated from the operators' declarations (OpDef.functional in
+# aclnn_py/ops): regenerate with `python -m aclnn_py.ops.generate --write`.
 
-    Raises:
-        AclnnParamError: dtype, shape or dim rules (code 161002).
-    """
-    api = "aclnnLogSoftmaxBackward"
-    return _run(ops.REGISTRY[api], {"gradOutput": grad_output, "output": output},
-                {"dim": _dim(api, dim)}, out_dtype)
+# BEGIN GENERATED: functional
+__all__ = ["hardsigmoid", "hardsigmoid_backward", "softmax_backward", "softmax", "log_softmax",
+           "log_softmax_backward"]
 
 
 def hardsigmoid(x, *, alpha: float = 1 / 6, beta: float = 0.5, out_dtype=None) -> np.ndarray:
@@ -201,9 +186,7 @@ def hardsigmoid(x, *, alpha: float = 1 / 6, beta: float = 0.5, out_dtype=None) -
     Raises:
         AclnnParamError: dtype rules (code 161002).
     """
-    api = "aclnnHardsigmoid"
-    attrs = {"alpha": _float(api, "alpha", alpha), "beta": _float(api, "beta", beta)}
-    return _run(ops.REGISTRY[api], {"self": x}, {}, out_dtype, attrs)
+    return _call("aclnnHardsigmoid", {"self": x}, {}, {"alpha": alpha, "beta": beta}, out_dtype)
 
 
 def hardsigmoid_backward(grad_output, x, *, alpha: float = 1 / 6, beta: float = 0.5,
@@ -215,15 +198,8 @@ def hardsigmoid_backward(grad_output, x, *, alpha: float = 1 / 6, beta: float = 
     Raises:
         AclnnParamError: dtype or shape rules (code 161002).
     """
-    api = "aclnnHardsigmoidBackward"
-    attrs = {"alpha": _float(api, "alpha", alpha), "beta": _float(api, "beta", beta)}
-    if out_dtype is None:
-        g, xx = _as_array(api, "grad_output", grad_output), _as_array(api, "x", x)
-        promoted = dtypes.promote(_acl_dtype(api, "grad_output dtype", g.dtype),
-                                  _acl_dtype(api, "x dtype", xx.dtype))
-        out_dtype = dtypes.to_numpy(promoted) if promoted >= 0 else g.dtype
-    return _run(ops.REGISTRY[api], {"gradOutput": grad_output, "self": x}, {}, out_dtype,
-                attrs)
+    return _call("aclnnHardsigmoidBackward", {"gradOutput": grad_output, "self": x}, {},
+                 {"alpha": alpha, "beta": beta}, out_dtype)
 
 
 def softmax_backward(grad_output, output, dim: int, *, out_dtype=None) -> np.ndarray:
@@ -240,6 +216,43 @@ def softmax_backward(grad_output, output, dim: int, *, out_dtype=None) -> np.nda
         AclnnParamError: dtype, shape or dim rules (code 161002).
         TypeError: arguments of the wrong Python type.
     """
-    api = "aclnnSoftmaxBackward"
-    return _run(ops.REGISTRY[api], {"gradOutput": grad_output, "output": output},
-                {"dim": _dim(api, dim)}, out_dtype)
+    return _call("aclnnSoftmaxBackward", {"gradOutput": grad_output, "output": output},
+                 {"dim": dim}, {}, out_dtype)
+
+
+def softmax(x, dim: int, *, out_dtype=None) -> np.ndarray:
+    """Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``.
+
+    The kernel computes in x's dtype (float16/bfloat16 in float32 internally); the result is cast
+    to ``out_dtype`` (default: x's dtype). A row of all -inf, or with +inf or NaN, gives NaN.
+
+    Raises:
+        AclnnParamError: dtype, shape or dim rules (code 161002).
+        TypeError: arguments of the wrong Python type.
+    """
+    return _call("aclnnSoftmax", {"self": x}, {"dim": dim}, {}, out_dtype)
+
+
+def log_softmax(x, dim: int, *, out_dtype=None) -> np.ndarray:
+    """Log-softmax along ``dim``: ``(x - max) - log(sum(exp(x - max)))``.
+
+    As in CANN, x is first cast to ``out_dtype`` (default: x's dtype) and the kernel computes in
+    that dtype.
+
+    Raises:
+        AclnnParamError: dtype, shape or dim rules (code 161002).
+    """
+    return _call("aclnnLogSoftmax", {"self": x}, {"dim": dim}, {}, out_dtype)
+
+
+def log_softmax_backward(grad_output, output, dim: int, *, out_dtype=None) -> np.ndarray:
+    """Gradient of log-softmax: ``grad_output - sum(grad_output, dim) * exp(output)``, where
+    ``output`` is the log-softmax forward result. Where output is -inf the gradient passes
+    through unchanged.
+
+    Raises:
+        AclnnParamError: dtype, shape or dim rules (code 161002).
+    """
+    return _call("aclnnLogSoftmaxBackward", {"gradOutput": grad_output, "output": output},
+                 {"dim": dim}, {}, out_dtype)
+# END GENERATED

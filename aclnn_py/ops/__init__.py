@@ -1,4 +1,11 @@
-"""Operators: one declarative entry each (name, arguments, checks in CANN's order, plan).
+"""Operators: one declaration each (``OpDef``), from which the rest is derived.
+
+An ``OpDef`` holds the operator's arguments and their roles, the dtypes phase 1 accepts per SoC
+class, the functional layer's dtypes and attributes, the empty-tensor rule, the checks in CANN's
+order, the kernel, the product lines that have it, and its bench cases (aclnn_py/ops/decl.py
+describes the parts). The SoC op sets, the functional wrappers, the ``aclnn-py ops`` matrix, the
+bench cases and the docs' parameter and dtype tables are derived from these declarations
+(aclnn_py/ops/generate.py; CONTRIBUTING.md "Adding an operator").
 
 ``get_workspace_size`` is the shared first phase: argument types, the op's own checks, then the
 emulator's checks (destroyed handles, views inside live device memory, one device, kernel present
@@ -11,33 +18,141 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .. import config, dtypes
+from .. import runtime as rt
+from .. import soc as _soc
 from ..cint import c_int
+from ..enums import MemRange
 from ..executor import aclOpExecutor
 from ..plan import Plan
 from ..soc import SocProfile
 from ..status import aclnnStatus as S
 from ..status import record
 from ..tensor import aclTensor
+from . import _checks
 from ._checks import Reject
+from .decl import (  # noqa: F401  (re-exported: the declarations' vocabulary)
+    EMPTY_FIRST,
+    EMPTY_LAST,
+    INOUT,
+    INPUT,
+    INT,
+    OUTPUT,
+    Arg,
+    Bench,
+    BenchCase,
+    FunctionalSpec,
+    Kernel,
+)
+
+
+def _no_build(call, plan) -> None:
+    raise NotImplementedError(f"{call.op.name} declares no plan")
 
 
 @dataclass(frozen=True)
 class OpDef:
+    """One operator, declared once (see aclnn_py/ops/decl.py for the parts).
+
+    Declare ``args`` (and not ``params``/``inputs``/``outputs``/``int_params``, which are derived
+    from them); ``validate`` defaults to interpreting ``checks`` with the ``empty`` rule.
+    """
+
     name: str  # CANN name of phase 2, e.g. "aclnnSoftmaxBackward"
-    params: tuple  # CANN argument order of phase 1 (without workspaceSize/executor)
-    inputs: tuple  # tensor arguments read, in aclSetInputTensorAddr index order
-    outputs: tuple  # tensor arguments written, in aclSetOutputTensorAddr index order
-    validate: Callable  # CANN's checks in CANN's order; raises Reject; True = empty no-op
-    build: Callable  # (Call, Plan) -> None
+    params: tuple = ()  # CANN argument order of phase 1 (without workspaceSize/executor)
+    inputs: tuple = ()  # tensor arguments read, in aclSetInputTensorAddr index order
+    outputs: tuple = ()  # tensor arguments written, in aclSetOutputTensorAddr index order
+    validate: Callable = _checks.run  # CANN's checks in CANN's order; raises Reject; True = empty
+    build: Callable = _no_build  # (Call, Plan) -> None
     int_params: tuple = ("dim",)
-    doc: str = ""
+    doc: str = ""  # the formula, one line
     attrs: dict = field(default_factory=dict)  # fixed by CANN; the functional layer may override
+    # --- the declaration proper ---
+    args: tuple = ()  # Arg, ... in CANN's phase-1 order
+    dtypes: dict = field(default_factory=dict)  # {soc class: {tensor arg: (aclDataType, ...)}}
+    functional: Optional[FunctionalSpec] = None
+    empty: str = EMPTY_FIRST  # EMPTY_FIRST or EMPTY_LAST
+    empty_if: tuple = ()  # the op is a no-op when any of these tensors is empty
+    checks: tuple = ()  # _checks.Check specs in CANN's order (the null check first)
+    kernel: Optional[Kernel] = None
+    products: frozenset = _soc.ALL_LINES  # product lines (soc.LINES keys) with a kernel
+    bench: Optional[Bench] = None
+    workspace_doc: str = ""  # when phase 2 needs no workspace (docs)
+
+    def __post_init__(self) -> None:
+        if self.args:
+            derived = {
+                "params": tuple(a.name for a in self.args),
+                "inputs": tuple(a.name for a in self.args if a.role in (INPUT, INOUT)),
+                "outputs": tuple(a.name for a in self.args if a.role in (OUTPUT, INOUT)),
+                "int_params": tuple(a.name for a in self.args if a.role == INT),
+            }
+            for key, value in derived.items():
+                if key != "int_params" and getattr(self, key) not in ((), value):
+                    raise ValueError(f"{self.name}: {key} {getattr(self, key)} disagrees with "
+                                     f"args {value}")
+                object.__setattr__(self, key, value)
+        object.__setattr__(self, "_tensors",
+                           tuple(p for p in self.params if p not in self.int_params))
+        seq = list(self.checks)
+        if self.empty_if:
+            if self.empty not in (EMPTY_FIRST, EMPTY_LAST):
+                raise ValueError(f"{self.name}: unknown empty rule {self.empty!r}")
+            at = 1 if self.empty == EMPTY_FIRST else len(seq)  # after the null check, or last
+            seq.insert(at, _checks.Empty(*self.empty_if))
+        object.__setattr__(self, "_sequence", {
+            ext: tuple(c for c in seq
+                       if c.only != (_checks.ACLNN if ext else _checks.FUNCTIONAL))
+            for ext in (False, True)})
+        self._check_declaration()
+
+    def _check_declaration(self) -> None:
+        """Names used by the checks and tables are arguments; tables cover both SoC classes."""
+        known = set(self.params)
+        for check in self.checks:
+            extra = [getattr(check, "dst", None), getattr(check, "dim", None)]
+            for n in (*check.names, *[e for e in extra if e]):
+                if n not in known:
+                    raise ValueError(f"{self.name}: {check!r} names unknown argument {n!r}")
+        if self.dtypes and set(self.dtypes) != set(_soc.SOC_CLASSES):
+            raise ValueError(f"{self.name}: dtypes needs the classes {_soc.SOC_CLASSES}")
+        for table in (*self.dtypes.values(), *([self.functional.dtypes] if self.functional
+                                               else [])):
+            for n in table:
+                if n not in self.tensors:
+                    raise ValueError(f"{self.name}: dtype table names unknown tensor {n!r}")
+        if not self.products <= _soc.ALL_LINES:
+            raise ValueError(f"{self.name}: unknown product lines "
+                             f"{sorted(self.products - _soc.ALL_LINES)}")
 
     @property
     def tensors(self) -> tuple:
-        return tuple(p for p in self.params if p not in self.int_params)
+        return self._tensors  # type: ignore[attr-defined]
 
+    def sequence(self, extended: bool) -> tuple:
+        """The checks phase 1 runs, in order, with the empty shortcut in place."""
+        return self._sequence[extended]  # type: ignore[attr-defined]
 
+    def allowed(self, name: str, soc_class: str, extended: bool = False) -> tuple:
+        """The dtype list of tensor ``name``: the functional layer's, or the SoC class's."""
+        if extended:
+            if self.functional is None:
+                raise KeyError(f"{self.name} has no functional declaration")
+            return self.functional.dtypes[name]
+        return self.dtypes[soc_class][name]
+
+    def arg(self, name: str) -> Arg:
+        return next(a for a in self.args if a.name == name)
+
+    @property
+    def kernel_id(self) -> int:
+        """The kernel's EMU_K_* id in the compiled core (0: no kernel)."""
+        return int(self.kernel.id) if self.kernel else 0
+
+    def accepts(self, soc_class: str, dtype: int) -> bool:
+        """Phase 1 (aclnn layer) accepts every tensor of ``dtype``, on a SoC of ``soc_class``:
+        every tensor the dtype table lists takes it (the others are cast targets or must
+        match an input)."""
+        return all(dtype in allowed for allowed in self.dtypes[soc_class].values())
 
 
 class Call:
@@ -73,7 +188,8 @@ def _typecheck(api: str, op: OpDef, args: tuple) -> dict:
     values = {}
     for name, value in zip(op.params, args):
         if name in op.int_params:  # int64_t: 2**63 wraps to -2**63, then the op's checks
-            value = c_int(api, name, value, "int64")
+            if type(value) is not int or not -(1 << 63) <= value < 1 << 63:
+                value = c_int(api, name, value, "int64")
         elif value is not None and not isinstance(value, aclTensor):
             raise TypeError(f"{api}: '{name}' must be an aclTensor or None, not "
                             f"{type(value).__name__}")
@@ -104,8 +220,6 @@ def check_view_memory(name: str, t: aclTensor, data: Optional[int] = None) -> in
     (default: its own address; aclSetInput/OutputTensorAddr pass the new one): not null, inside
     the 64-bit address space, aligned to its element size, inside one live device allocation.
     Returns the allocation's device; raises Reject(161002) naming the tensor."""
-    from .. import runtime as rt
-    from .._C import ffi, lib
 
     data = t.data if data is None else data
     desc = _desc(t)
@@ -121,18 +235,17 @@ def check_view_memory(name: str, t: aclTensor, data: Optional[int] = None) -> in
         raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                      f"Tensor {name} ({desc}) starts at 0x{start:x}, which is not aligned to "
                      f"its {t.itemsize}-byte elements (CANN requires aligned tensor data).")
-    dev = ffi.new("int32_t *")
-    rc = lib.emu_mem_check_range(start, min(end - start, (1 << 64) - 1), dev)
-    if rc == 0:
-        return dev[0]
-    if rc == 2:
+    rc, device = rt.check_range(start, min(end - start, (1 << 64) - 1))
+    if rc == MemRange.OK:
+        return device
+    if rc == MemRange.PAST_END:
         base, size, _ = rt.find(start)
         raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                      f"Tensor {name} ({desc}) views bytes [0x{start:x}, 0x{end:x}), which run "
                      f"{end - (base + size)} bytes past the end of its device allocation "
                      f"[0x{base:x}, 0x{base + size:x}) ({size} bytes).")
-    if rc == lib.EMU_MEM_NOT_LIVE:  # in a device's address range, in no live allocation
-        why = rt.not_live_text("its first byte", start, dev[0])
+    if rc == MemRange.NOT_LIVE:  # in a device's address range, in no live allocation
+        why = rt.not_live_text("its first byte", start, device)
         raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                      f"Tensor {name} ({desc}) views bytes [0x{start:x}, 0x{end:x}), which are not "
                      f"inside a live device allocation: {why}.")
@@ -264,6 +377,11 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
         soc, ret = config.checked(api, config.soc_profile, S.ACLNN_ERR_INNER)
         if ret:
             return 0, None, ret
+    key = (op.name, soc.name, extended, tuple(sorted(attrs.items())) if attrs else None,
+           *[v.key if type(v) is aclTensor else v for v in values.values()])
+    hit = _PLANS.get(key)
+    if hit is not None:
+        return _phase1_again(api, op, values, hit, check_memory)
     call = Call(op, values, soc, extended, attrs)
     try:
         empty = op.validate(call)
@@ -275,6 +393,7 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
         inputs = [(n, values[n]) for n in op.inputs]
         outputs = [(n, values[n]) for n in op.outputs]
         if empty:
+            _remember(key, (Plan(), None))
             return 0, aclOpExecutor(op.name, Plan(), inputs, outputs, -1), 0
         device = _view_checks(api, call, check_memory)
         if check_memory:
@@ -287,7 +406,89 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
         op.build(call, plan)
     except Reject as rej:
         return 0, None, record(api, rej.code, rej.text)
-    return plan.ws_size, aclOpExecutor(op.name, plan, inputs, outputs, device), 0
+    ex = aclOpExecutor(op.name, plan, inputs, outputs, device)
+    _remember(key, (plan, ex.templates))
+    return plan.ws_size, ex, 0
+
+
+# Phase 1's results by what they depend on: the operator, the SoC, the functional layer's
+# options, every tensor's descriptor (aclTensor.key: dtype, shape, strides, offset, format,
+# storage shape) and the int arguments. A call whose descriptors were validated and planned
+# before skips the operator's checks and the planning (same inputs, same outcome: only
+# successes are kept, so every error is still found by the checks in CANN's order) and runs
+# only what depends on addresses and handle state: destroyed tensors, the views' device memory,
+# one device, input/output overlap. The C task templates are shared by the executors of a plan.
+_PLANS: dict = {}
+_PLANS_MAX = 1024
+
+
+def _remember(key: tuple, entry: tuple) -> None:
+    if len(_PLANS) >= _PLANS_MAX:
+        try:  # the oldest (another thread may be evicting too)
+            _PLANS.pop(next(iter(_PLANS)), None)
+        except (RuntimeError, StopIteration):
+            pass
+    _PLANS[key] = entry
+
+
+def _phase1_again(api: str, op: OpDef, values: dict, hit: tuple, check_memory: bool):
+    """Phase 1 for descriptors validated and planned before: the checks that depend on
+    addresses and handle state, with the results of the full path. One pass over the tensors
+    in the common case; anything unusual takes the full checks, which say what is wrong in the
+    full path's order (destroyed tensors first, then the views)."""
+    plan, templates = hit
+    inputs = [(n, values[n]) for n in op.inputs]
+    outputs = [(n, values[n]) for n in op.outputs]
+    device = -1
+    usual = True
+    for t in values.values():
+        if type(t) is not aclTensor:
+            continue
+        if t.destroyed or not plan.steps or t.empty:
+            usual = usual and not t.destroyed
+            continue
+        data = t.data
+        start = data + t.lo
+        dev = -1
+        if check_memory and data and 0 <= start and data + t.hi <= 1 << 64 \
+                and not start % t.itemsize:
+            dev = rt.range_device(start, t.hi - t.lo)
+        if dev < 0 or (device >= 0 and dev != device):
+            usual = False
+        device = dev
+    if not usual:
+        for name, t in values.items():
+            if type(t) is aclTensor and t.destroyed:
+                return 0, None, record(api, S.ACLNN_ERR_PARAM_INVALID,
+                                       f"Tensor {name} was already destroyed by "
+                                       "aclDestroyTensor.")
+        try:
+            device = _view_checks(api, Call(op, values, _soc.PROFILES[_soc.DEFAULT_SOC], False),
+                                  check_memory)
+        except Reject as rej:
+            return 0, None, record(api, rej.code, rej.text)
+    if not plan.steps:  # validated as empty: nothing to check or run
+        return 0, aclOpExecutor(op.name, plan, inputs, outputs, -1), 0
+    if check_memory and _ranges_meet(inputs, outputs):
+        try:
+            check_overlap([(n, t, t.data) for n, t in inputs if t is not None],
+                          [(n, t, t.data) for n, t in outputs if t is not None])
+        except Reject as rej:
+            return 0, None, record(api, rej.code, rej.text)
+    return plan.ws_size, aclOpExecutor(op.name, plan, inputs, outputs, device, templates), 0
+
+
+def _ranges_meet(inputs, outputs) -> bool:
+    """Whether the byte ranges of some input and some output intersect."""
+    for _, a in inputs:
+        if a is None or a.empty:
+            continue
+        for _, b in outputs:
+            if b is None or b.empty:
+                continue
+            if a.data + a.lo < b.data + b.hi and b.data + b.lo < a.data + a.hi:
+                return True
+    return False
 
 
 from . import hardsigmoid, softmax  # noqa: E402,F401  (register the operators)

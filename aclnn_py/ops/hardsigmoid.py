@@ -9,31 +9,48 @@ may pass other values (the oneDNN attributes).
 
 from __future__ import annotations
 
-from .. import dtypes
-from .._C import lib
+import numpy as np
+
+from .. import dtypes, soc
 from ..dtypes import aclDataType as D
+from ..enums import Kernel as K
 from ..plan import Step, cast, contiguous, finish_into, user_buf
 from ..tensor import numel
 from . import OpDef, _checks, register
+from ._checks import (
+    ACLNN,
+    FUNCTIONAL,
+    CanCast,
+    DtypeIn,
+    MaxRank,
+    NotNull,
+    SameDtype,
+    SameFormat,
+    SameShape,
+)
+from .decl import EMPTY_LAST, INOUT, INPUT, OUTPUT, Arg, Bench, BenchCase, FunctionalSpec, Kernel
 
 ALPHA = 1.0 / 6.0  # as a double; the kernels round it to float32 (== 1.0f/6.0f) for f32/f16/bf16
 BETA = 0.5
 ATTRS = {"alpha": ALPHA, "beta": BETA}
 
+F32, F16, F64, BF16, I32 = D.ACL_FLOAT, D.ACL_FLOAT16, D.ACL_DOUBLE, D.ACL_BF16, D.ACL_INT32
+BASE, A2A3 = soc.CLASS_BASE, soc.CLASS_A2A3
+FORWARD = (F32, F16, I32)  # plus BFLOAT16 on DAV_2201 (Atlas A2/A3); DOUBLE in functional
+BACKWARD = (F32, F16)
+# Atlas inference (310P) and Atlas 200I/500 A2 have no Hardsigmoid kernel
+NO_INFERENCE = soc.ALL_LINES - {"INFERENCE", "EDGE"}
+NO_EDGE = soc.ALL_LINES - {"EDGE"}  # Atlas 200I/500 A2 has only Softmax
+
 
 def _forward_dtypes(call) -> tuple:
-    """FLOAT, FLOAT16, INT32, plus BFLOAT16 on DAV_2201 (Atlas A2/A3); DOUBLE in functional."""
-    base = (D.ACL_FLOAT, D.ACL_FLOAT16, D.ACL_INT32)
-    if call.extended:
-        return base + (D.ACL_BF16, D.ACL_DOUBLE)
-    return base + (D.ACL_BF16,) if call.soc.bf16 else base
+    """The list Hardsigmoid checks self against (HARDSIGMOID's declaration)."""
+    return HARDSIGMOID.allowed("self", call.soc.soc_class, call.extended)
 
 
 def _backward_dtypes(call) -> tuple:
-    base = (D.ACL_FLOAT, D.ACL_FLOAT16)
-    if call.extended:
-        return base + (D.ACL_BF16, D.ACL_DOUBLE)
-    return base + (D.ACL_BF16,) if call.soc.bf16 else base
+    """The list HardsigmoidBackward checks its inputs against (its declaration)."""
+    return HARDSIGMOID_BACKWARD.allowed("self", call.soc.soc_class, call.extended)
 
 
 def _forward_plan(call, plan, out_name: str) -> None:
@@ -42,81 +59,12 @@ def _forward_plan(call, plan, out_name: str) -> None:
     _checks.kernel_cast(self_t.data_type, out.data_type)
     x = contiguous(plan, user_buf("in", 0, self_t, "self"))
     params = {"n": numel(self_t.view_dims), **{k: call.attrs[k] for k in ("alpha", "beta")}}
+    op = call.op
 
     def emit(dst):
-        return plan.add(Step("Kernel", "HardSigmoid", (x,), dst, lib.EMU_K_HARDSIGMOID_FWD,
-                             params))
+        return plan.add(Step("Kernel", op.kernel.step, (x,), dst, op.kernel_id, params))
 
     finish_into(plan, user_buf("out", 0, out, out_name), self_t.data_type, emit)
-
-
-# ---------------------------------------------------------------------------- Hardsigmoid ----
-
-
-def _validate_hardsigmoid(call) -> bool:
-    _checks.not_null(call, "self", "out")
-    _checks.dtype_in(call, "self", _forward_dtypes(call))
-    _checks.max_rank(call, "self")
-    _checks.same_shape(call, "self", "out")
-    if call.extended:  # the functional layer casts to any float out_dtype
-        _checks.dtype_in(call, "out", _forward_dtypes(call))
-    else:
-        _checks.same_dtype(call, "self", "out")
-        _checks.same_format(call, "self", "out")
-    return call.t("self").is_empty()  # empty tensors are validated fully first
-
-
-HARDSIGMOID = register(OpDef(
-    name="aclnnHardsigmoid",
-    params=("self", "out"),
-    inputs=("self",),
-    outputs=("out",),
-    validate=_validate_hardsigmoid,
-    build=lambda call, plan: _forward_plan(call, plan, "out"),
-    int_params=(),
-    doc="out = clip(self/6 + 1/2, 0, 1)",
-    attrs=ATTRS,
-))
-
-
-# --------------------------------------------------------------------- InplaceHardsigmoid ----
-
-
-def _validate_inplace_hardsigmoid(call) -> bool:
-    _checks.not_null(call, "self")
-    _checks.dtype_in(call, "self", _forward_dtypes(call))
-    _checks.max_rank(call, "self")
-    return call.t("self").is_empty()
-
-
-INPLACE_HARDSIGMOID = register(OpDef(
-    name="aclnnInplaceHardsigmoid",
-    params=("self",),
-    inputs=("self",),
-    outputs=("self",),
-    validate=_validate_inplace_hardsigmoid,
-    build=lambda call, plan: _forward_plan(call, plan, "self"),  # out is self
-    int_params=(),
-    doc="self = clip(self/6 + 1/2, 0, 1), in place",
-    attrs=ATTRS,
-))
-
-
-# -------------------------------------------------------------------- HardsigmoidBackward ----
-
-
-def _validate_hardsigmoid_backward(call) -> bool:
-    _checks.not_null(call, "gradOutput", "self", "out")
-    allowed = _backward_dtypes(call)
-    _checks.dtype_in(call, "gradOutput", allowed)
-    _checks.dtype_in(call, "self", allowed)
-    promoted = dtypes.promote(call.t("gradOutput").data_type, call.t("self").data_type)
-    _checks.can_cast(call, promoted, "Promoted", "out")
-    for name in ("gradOutput", "self", "out"):
-        _checks.max_rank(call, name)
-    _checks.same_shape(call, "self", "gradOutput")
-    _checks.same_shape(call, "self", "out")
-    return any(call.t(n).is_empty() for n in ("gradOutput", "self", "out"))
 
 
 def _backward_plan(call, plan) -> None:
@@ -127,22 +75,127 @@ def _backward_plan(call, plan) -> None:
     g = cast(plan, contiguous(plan, user_buf("in", 0, grad, "gradOutput")), compute)
     x = cast(plan, contiguous(plan, user_buf("in", 1, self_t, "self")), compute)
     params = {"n": numel(grad.view_dims), **{k: call.attrs[k] for k in ("alpha", "beta")}}
+    op = call.op
 
     def emit(dst):
-        return plan.add(Step("Kernel", "HardSigmoidGrad", (g, x), dst,
-                             lib.EMU_K_HARDSIGMOID_BWD, params))
+        return plan.add(Step("Kernel", op.kernel.step, (g, x), dst, op.kernel_id, params))
 
     finish_into(plan, user_buf("out", 0, out, "out"), compute, emit)
 
 
+_KERNEL_FWD = Kernel("HardSigmoid", K.HARDSIGMOID_FWD, "aclk_hardsigmoid_fwd", "eltwise")
+_FORWARD_TABLE = {BASE: {"self": FORWARD}, A2A3: {"self": FORWARD + (BF16,)}}
+_FORWARD_FUNCTIONAL = FORWARD + (BF16, F64)
+
+
+# ---------------------------------------------------------------------------- Hardsigmoid ----
+
+HARDSIGMOID = register(OpDef(
+    name="aclnnHardsigmoid",
+    doc="out = clip(self/6 + 1/2, 0, 1)",
+    attrs=ATTRS,
+    args=(
+        Arg("self", INPUT, "input"),
+        Arg("out", OUTPUT, "result; same dtype, shape and format as self: no cast"),
+    ),
+    dtypes=_FORWARD_TABLE,
+    empty=EMPTY_LAST,  # empty tensors are validated fully first
+    empty_if=("self",),
+    checks=(
+        NotNull("self", "out"),
+        DtypeIn("self"),
+        MaxRank("self"),
+        SameShape("self", "out"),
+        DtypeIn("out", only=FUNCTIONAL),  # the functional layer casts to any float out_dtype
+        SameDtype("self", "out", only=ACLNN),
+        SameFormat("self", "out", only=ACLNN),
+    ),
+    kernel=_KERNEL_FWD,
+    build=lambda call, plan: _forward_plan(call, plan, "out"),
+    products=NO_INFERENCE,
+    functional=FunctionalSpec(
+        "hardsigmoid", (("x", "self"),),
+        {"self": _FORWARD_FUNCTIONAL, "out": _FORWARD_FUNCTIONAL},
+        attrs=("alpha", "beta"),
+        doc='''
+    ``clip(alpha*x + beta, 0, 1)``, computed in float32 for float16/bfloat16/float32/int32
+    inputs (alpha and beta rounded to float32) and in float64 for float64. NaN stays NaN.
+
+    Raises:
+        AclnnParamError: dtype rules (code 161002).
+    '''),
+    bench=Bench(lambda a, dim: np.clip(a[0] / 6 + 0.5, 0, 1), (BenchCase((1024, 4096)),)),
+    workspace_doc="0 when self and out are contiguous",
+))
+
+
+# --------------------------------------------------------------------- InplaceHardsigmoid ----
+
+INPLACE_HARDSIGMOID = register(OpDef(
+    name="aclnnInplaceHardsigmoid",
+    doc="self = clip(self/6 + 1/2, 0, 1), in place",
+    attrs=ATTRS,
+    args=(Arg("self", INOUT, "input; overwritten with the result"),),
+    dtypes=_FORWARD_TABLE,
+    empty=EMPTY_LAST,
+    empty_if=("self",),
+    checks=(
+        NotNull("self"),
+        DtypeIn("self"),
+        MaxRank("self"),
+    ),
+    kernel=_KERNEL_FWD,
+    build=lambda call, plan: _forward_plan(call, plan, "self"),  # out is self
+    products=NO_INFERENCE,
+    workspace_doc="0 when self is contiguous",
+))
+
+
+# -------------------------------------------------------------------- HardsigmoidBackward ----
+
 HARDSIGMOID_BACKWARD = register(OpDef(
     name="aclnnHardsigmoidBackward",
-    params=("gradOutput", "self", "out"),
-    inputs=("gradOutput", "self"),
-    outputs=("out",),
-    validate=_validate_hardsigmoid_backward,
-    build=_backward_plan,
-    int_params=(),
     doc="out = gradOutput/6 where -3 < self < 3 (0 < self/6 + 1/2 < 1), else 0",
     attrs=ATTRS,
+    args=(
+        Arg("gradOutput", INPUT, "upstream gradient"),
+        Arg("self", INPUT, "the forward input; same shape as gradOutput; its dtype may differ "
+                           "(both are promoted)"),
+        Arg("out", OUTPUT, "the gradient; same shape as self; any dtype the promoted dtype can "
+                           "be cast to (CanCast)"),
+    ),
+    dtypes={BASE: {"gradOutput": BACKWARD, "self": BACKWARD},
+            A2A3: {"gradOutput": BACKWARD + (BF16,), "self": BACKWARD + (BF16,)}},
+    empty=EMPTY_LAST,
+    empty_if=("gradOutput", "self", "out"),
+    checks=(
+        NotNull("gradOutput", "self", "out"),
+        DtypeIn("gradOutput"),
+        DtypeIn("self"),
+        CanCast(("gradOutput", "self"), "out", "Promoted"),
+        MaxRank("gradOutput"),
+        MaxRank("self"),
+        MaxRank("out"),
+        SameShape("self", "gradOutput"),
+        SameShape("self", "out"),
+    ),
+    kernel=Kernel("HardSigmoidGrad", K.HARDSIGMOID_BWD, "aclk_hardsigmoid_bwd", "eltwise"),
+    build=_backward_plan,
+    products=NO_EDGE,
+    functional=FunctionalSpec(
+        "hardsigmoid_backward", (("grad_output", "gradOutput"), ("x", "self")),
+        {"gradOutput": BACKWARD + (BF16, F64), "self": BACKWARD + (BF16, F64)},
+        attrs=("alpha", "beta"),
+        out_dtype="promoted",
+        doc='''
+    ``grad_output*alpha`` where ``0 < alpha*x + beta < 1`` (open interval, evaluated in the
+    compute precision), else 0. The two inputs are promoted to a common dtype (float16 with
+    bfloat16 gives float32); the result is cast to ``out_dtype`` (default: the promoted dtype).
+
+    Raises:
+        AclnnParamError: dtype or shape rules (code 161002).
+    '''),
+    bench=Bench(lambda a, dim: np.where((a[1] > -3) & (a[1] < 3), a[0] / 6, 0),
+                (BenchCase((1024, 4096)),)),
+    workspace_doc="0 when all tensors are contiguous and all three dtypes are equal",
 ))

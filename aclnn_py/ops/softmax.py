@@ -1,31 +1,56 @@
 """The softmax family: Softmax, SoftmaxBackward, LogSoftmax, LogSoftmaxBackward.
 
 One kernel family over outer x axis x inner (csrc/kernels/softmax.c), with a log flag. Each op's
-``validate`` is CANN's CheckParams in CANN's order (CANN's ops-nn op_api).
+``checks`` are CANN's CheckParams in CANN's order (CANN's ops-nn op_api).
 """
 
 from __future__ import annotations
 
 import math
 
-from .._C import lib
+import numpy as np
+
+from .. import soc
 from ..dtypes import aclDataType as D
+from ..enums import Kernel as K
 from ..plan import Step, cast, contiguous, finish_into, user_buf
 from . import OpDef, _checks, register
+from ._checks import Bf16OnSoc, CanCast, Dim, DtypeIn, MaxRank, NotNull, SameDtype, SameShape
+from .decl import (
+    EMPTY_FIRST,
+    EMPTY_LAST,
+    INPUT,
+    INT,
+    OUTPUT,
+    Arg,
+    Bench,
+    BenchCase,
+    FunctionalSpec,
+    Kernel,
+)
 
-FLOATS = (D.ACL_FLOAT, D.ACL_FLOAT16, D.ACL_BF16)
-FLOATS_F64 = (D.ACL_FLOAT, D.ACL_FLOAT16, D.ACL_DOUBLE, D.ACL_BF16)
+F32, F16, F64, BF16 = D.ACL_FLOAT, D.ACL_FLOAT16, D.ACL_DOUBLE, D.ACL_BF16
+FLOATS = (F32, F16, BF16)
+FLOATS_F64 = (F32, F16, F64, BF16)
+
+BASE, A2A3 = soc.CLASS_BASE, soc.CLASS_A2A3
+NO_EDGE = soc.ALL_LINES - {"EDGE"}  # Atlas 200I/500 A2 has only Softmax
+
+
+def _table(names: tuple, base: tuple, a2a3: tuple) -> dict:
+    return {BASE: {n: base for n in names}, A2A3: {n: a2a3 for n in names}}
 
 
 def forward_dtypes(call) -> tuple:
-    """Softmax/LogSoftmax: FLOAT, FLOAT16, DOUBLE, plus BFLOAT16 on the Atlas A2/A3 class."""
-    if call.extended or call.soc.bf16:
-        return FLOATS_F64
-    return (D.ACL_FLOAT, D.ACL_FLOAT16, D.ACL_DOUBLE)
+    """Softmax/LogSoftmax: FLOAT, FLOAT16, DOUBLE, plus BFLOAT16 on the Atlas A2/A3 class (the
+    list Softmax checks; SOFTMAX's declaration)."""
+    return SOFTMAX.allowed("self", call.soc.soc_class, call.extended)
 
 
 def backward_dtypes(call) -> tuple:
-    return FLOATS_F64 if call.extended else FLOATS
+    """The list SoftmaxBackward checks gradOutput and output against (SOFTMAX_BACKWARD's
+    declaration): BF16 is refused earlier on SoCs without it."""
+    return SOFTMAX_BACKWARD.allowed("gradOutput", A2A3, call.extended)
 
 
 def outer_axis_inner(shape, dim: int) -> tuple[int, int, int]:
@@ -35,7 +60,7 @@ def outer_axis_inner(shape, dim: int) -> tuple[int, int, int]:
     return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
 
 
-def _forward_plan(call, plan, kernel_name: str, log: int, compute: int) -> None:
+def _forward_plan(call, plan, compute: int) -> None:
     """Contiguous(self) -> Cast(-> compute) -> kernel -> Cast(-> out) -> ViewCopy(-> out)."""
     self_t, out = call.t("self"), call.t("out")
     _checks.kernel_cast(self_t.data_type, compute)
@@ -43,15 +68,16 @@ def _forward_plan(call, plan, kernel_name: str, log: int, compute: int) -> None:
     dim = call["dim"] % max(self_t.ndim, 1)
     outer, axis, inner = outer_axis_inner(self_t.view_dims, dim)
     x = cast(plan, contiguous(plan, user_buf("in", 0, self_t, "self")), compute)
-    params = {"outer": outer, "axis": axis, "inner": inner, "flag": log}
+    op = call.op
+    params = {"outer": outer, "axis": axis, "inner": inner, "flag": op.kernel.flag}
 
     def emit(dst):
-        return plan.add(Step("Kernel", kernel_name, (x,), dst, lib.EMU_K_SOFTMAX_FWD, params))
+        return plan.add(Step("Kernel", op.kernel.step, (x,), dst, op.kernel_id, params))
 
     finish_into(plan, user_buf("out", 0, out, "out"), compute, emit)
 
 
-def _backward_plan(call, plan, kernel_name: str, log: int) -> None:
+def _backward_plan(call, plan) -> None:
     grad, output, out = call.t("gradOutput"), call.t("output"), call.t("out")
     compute = grad.data_type
     _checks.kernel_cast(compute, out.data_type)
@@ -59,125 +85,223 @@ def _backward_plan(call, plan, kernel_name: str, log: int) -> None:
     outer, axis, inner = outer_axis_inner(grad.view_dims, dim)
     g = contiguous(plan, user_buf("in", 0, grad, "gradOutput"))
     y = contiguous(plan, user_buf("in", 1, output, "output"))
-    params = {"outer": outer, "axis": axis, "inner": inner, "flag": log}
+    op = call.op
+    params = {"outer": outer, "axis": axis, "inner": inner, "flag": op.kernel.flag}
 
     def emit(dst):
-        return plan.add(Step("Kernel", kernel_name, (g, y), dst, lib.EMU_K_SOFTMAX_BWD, params))
+        return plan.add(Step("Kernel", op.kernel.step, (g, y), dst, op.kernel_id, params))
 
     finish_into(plan, user_buf("out", 0, out, "out"), compute, emit)
 
 
+# NumPy baselines of `aclnn-py bench` (the formulas, written with array operations)
+
+def _axis_sum(a, dim):
+    return a.sum(axis=dim, keepdims=True)
+
+
+def _np_softmax(a, dim):
+    e = np.exp(a[0] - a[0].max(axis=dim, keepdims=True))
+    e /= _axis_sum(e, dim)
+    return e
+
+
+def _np_log_softmax(a, dim):
+    m = a[0] - a[0].max(axis=dim, keepdims=True)
+    return m - np.log(_axis_sum(np.exp(m), dim))
+
+
+def _np_softmax_backward(a, dim):
+    return a[0] * a[1] - _axis_sum(a[0] * a[1], dim) * a[1]
+
+
+def _np_log_softmax_backward(a, dim):
+    return a[0] - np.exp(a[1]) * _axis_sum(a[0], dim)
+
+
+_WIDE = (BenchCase((1024, 4096), -1),)
+_BOTH = (BenchCase((1024, 4096), -1), BenchCase((64, 1024, 64), 1))
+
+_DIM = Arg("dim", INT, "the softmax axis, in [−n, n−1]; a 0-d tensor counts as n = 1")
+
+
 # ---------------------------------------------------------------------- SoftmaxBackward ----
-
-
-def _validate_softmax_backward(call) -> bool:
-    _checks.not_null(call, "gradOutput", "output", "out")
-    if call.t("gradOutput").is_empty() or call.t("output").is_empty():
-        return True  # non-regbase SoCs return success before any other check
-    _checks.bf16_on_soc(call, "gradOutput")
-    _checks.dtype_in(call, "gradOutput", backward_dtypes(call))
-    _checks.dtype_in(call, "output", backward_dtypes(call))
-    _checks.same_dtype(call, "output", "gradOutput")
-    _checks.normalize_dim(call, "gradOutput", call["dim"])
-    _checks.max_rank(call, "gradOutput")
-    _checks.same_shape(call, "gradOutput", "output")
-    _checks.same_shape(call, "gradOutput", "out")
-    return False
-
 
 SOFTMAX_BACKWARD = register(OpDef(
     name="aclnnSoftmaxBackward",
-    params=("gradOutput", "output", "dim", "out"),
-    inputs=("gradOutput", "output"),
-    outputs=("out",),
-    validate=_validate_softmax_backward,
-    build=lambda call, plan: _backward_plan(call, plan, "SoftmaxGrad", 0),
     doc="out = gradOutput*output - sum(gradOutput*output, dim)*output",
+    args=(
+        Arg("gradOutput", INPUT, "upstream gradient"),
+        Arg("output", INPUT, "softmax forward result; same dtype and shape as gradOutput"),
+        _DIM,
+        Arg("out", OUTPUT, "dL/dx; same shape as gradOutput; its dtype is not checked: the "
+                           "result is cast to it"),
+    ),
+    dtypes=_table(("gradOutput", "output"), (F32, F16), FLOATS),
+    empty=EMPTY_FIRST,  # non-regbase SoCs return success before any other check
+    empty_if=("gradOutput", "output"),
+    checks=(
+        NotNull("gradOutput", "output", "out"),
+        Bf16OnSoc("gradOutput"),
+        DtypeIn("gradOutput", listed=A2A3),
+        DtypeIn("output", listed=A2A3),
+        SameDtype("output", "gradOutput"),
+        Dim("gradOutput"),
+        MaxRank("gradOutput"),
+        SameShape("gradOutput", "output"),
+        SameShape("gradOutput", "out"),
+    ),
+    kernel=Kernel("SoftmaxGrad", K.SOFTMAX_BWD, "aclk_softmax_bwd", "softmax", flag=0),
+    build=_backward_plan,
+    products=NO_EDGE,
+    functional=FunctionalSpec(
+        "softmax_backward", (("grad_output", "gradOutput"), ("output", "output")),
+        {"gradOutput": FLOATS_F64, "output": FLOATS_F64},
+        doc='''Gradient of softmax: ``grad_output*output - sum(grad_output*output, dim)*output``.
+
+    Args:
+        grad_output: upstream gradient dL/dy.
+        output: the softmax forward result y (same dtype and shape).
+        dim: the softmax axis, in [-n, n-1] (a 0-d array counts as rank 1).
+        out_dtype: the result's dtype (float16, float32, float64 or bfloat16); default: the
+            inputs' dtype. The kernel computes in the input dtype and the result is cast.
+
+    Raises:
+        AclnnParamError: dtype, shape or dim rules (code 161002).
+        TypeError: arguments of the wrong Python type.
+    '''),
+    bench=Bench(_np_softmax_backward, _BOTH),
+    workspace_doc="0 when all tensors are contiguous and `out` has the inputs' dtype",
 ))
 
 
 # ------------------------------------------------------------------------------ Softmax ----
 
-
-def _validate_softmax(call) -> bool:
-    _checks.not_null(call, "self", "out")
-    if call.t("self").is_empty():
-        return True  # success before any other check
-    _checks.dtype_in(call, "self", forward_dtypes(call))
-    _checks.dtype_in(call, "out", forward_dtypes(call))
-    _checks.normalize_dim(call, "self", call["dim"])
-    _checks.max_rank(call, "self")
-    _checks.same_shape(call, "self", "out")
-    return False
-
-
 SOFTMAX = register(OpDef(
     name="aclnnSoftmax",
-    params=("self", "dim", "out"),
-    inputs=("self",),
-    outputs=("out",),
-    validate=_validate_softmax,
-    # the kernel runs in self's dtype; the result is cast to out's dtype
-    build=lambda call, plan: _forward_plan(call, plan, "SoftmaxV2", 0,
-                                           call.t("self").data_type),
     doc="out = exp(self - max) / sum(exp(self - max), dim)",
+    args=(
+        Arg("self", INPUT, "input"),
+        _DIM,
+        Arg("out", OUTPUT, "result; same shape as self; its dtype may differ from self's (the "
+                           "result is cast)"),
+    ),
+    dtypes=_table(("self", "out"), (F32, F16, F64), FLOATS_F64),
+    empty=EMPTY_FIRST,  # success before any other check
+    empty_if=("self",),
+    checks=(
+        NotNull("self", "out"),
+        DtypeIn("self"),
+        DtypeIn("out"),
+        Dim("self"),
+        MaxRank("self"),
+        SameShape("self", "out"),
+    ),
+    kernel=Kernel("SoftmaxV2", K.SOFTMAX_FWD, "aclk_softmax_fwd", "softmax", flag=0),
+    # the kernel runs in self's dtype; the result is cast to out's dtype
+    build=lambda call, plan: _forward_plan(call, plan, call.t("self").data_type),
+    functional=FunctionalSpec(
+        "softmax", (("x", "self"),), {"self": FLOATS_F64, "out": FLOATS_F64},
+        doc='''Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``.
+
+    The kernel computes in x's dtype (float16/bfloat16 in float32 internally); the result is cast
+    to ``out_dtype`` (default: x's dtype). A row of all -inf, or with +inf or NaN, gives NaN.
+
+    Raises:
+        AclnnParamError: dtype, shape or dim rules (code 161002).
+        TypeError: arguments of the wrong Python type.
+    '''),
+    bench=Bench(_np_softmax, _BOTH),
+    workspace_doc="0 when self and out are contiguous and out has self's dtype",
 ))
 
 
 # --------------------------------------------------------------------------- LogSoftmax ----
 
-
-def _validate_log_softmax(call) -> bool:
-    _checks.not_null(call, "self", "out")
-    _checks.normalize_dim(call, "self", call["dim"])  # dim comes first for this op
-    _checks.bf16_on_soc(call, "self", "out")
-    _checks.dtype_in(call, "self", FLOATS_F64)
-    _checks.dtype_in(call, "out", FLOATS_F64)
-    _checks.can_cast(call, call.t("out").data_type, "Tensor out", "self")
-    _checks.max_rank(call, "self")
-    _checks.max_rank(call, "out")
-    _checks.same_shape(call, "out", "self")
-    return call.t("self").is_empty()  # empty tensors are validated fully first
-
-
 LOG_SOFTMAX = register(OpDef(
     name="aclnnLogSoftmax",
-    params=("self", "dim", "out"),
-    inputs=("self",),
-    outputs=("out",),
-    validate=_validate_log_softmax,
-    # CANN casts self to out's dtype first and runs the kernel there
-    build=lambda call, plan: _forward_plan(call, plan, "LogSoftmaxV2", 1,
-                                           call.t("out").data_type),
     doc="out = (self - max) - log(sum(exp(self - max), dim))",
+    args=(
+        Arg("self", INPUT, "input",
+            rank="0–8 (CANN's doc says 1–8; its code, and the emulator, accept 0-d)"),
+        Arg("dim", INT, "the axis, in [−n, n−1]; a 0-d tensor counts as n = 1"),
+        Arg("out", OUTPUT, "result; same shape as self; its dtype may differ from self's and is "
+                           "the compute dtype"),
+    ),
+    dtypes=_table(("self", "out"), (F32, F16, F64), FLOATS_F64),
+    empty=EMPTY_LAST,  # empty tensors are validated fully first
+    empty_if=("self",),
+    checks=(
+        NotNull("self", "out"),
+        Dim("self"),  # dim comes first for this op
+        Bf16OnSoc("self", "out"),
+        DtypeIn("self", listed=A2A3),
+        DtypeIn("out", listed=A2A3),
+        CanCast(("out",), "self", "Tensor out"),
+        MaxRank("self"),
+        MaxRank("out"),
+        SameShape("out", "self"),
+    ),
+    kernel=Kernel("LogSoftmaxV2", K.SOFTMAX_FWD, "aclk_softmax_fwd", "softmax", flag=1),
+    # CANN casts self to out's dtype first and runs the kernel there
+    build=lambda call, plan: _forward_plan(call, plan, call.t("out").data_type),
+    products=NO_EDGE,
+    functional=FunctionalSpec(
+        "log_softmax", (("x", "self"),), {"self": FLOATS_F64, "out": FLOATS_F64},
+        doc='''Log-softmax along ``dim``: ``(x - max) - log(sum(exp(x - max)))``.
+
+    As in CANN, x is first cast to ``out_dtype`` (default: x's dtype) and the kernel computes in
+    that dtype.
+
+    Raises:
+        AclnnParamError: dtype, shape or dim rules (code 161002).
+    '''),
+    bench=Bench(_np_log_softmax, _WIDE),
+    workspace_doc="0 when self and out are contiguous and out has self's dtype",
 ))
 
 
 # ------------------------------------------------------------------- LogSoftmaxBackward ----
 
-
-def _validate_log_softmax_backward(call) -> bool:
-    _checks.not_null(call, "output", "gradOutput", "out")
-    if call.t("gradOutput").is_empty() or call.t("output").is_empty():
-        return True  # non-regbase SoCs return success before any other check
-    _checks.bf16_on_soc(call, "gradOutput", "output")
-    _checks.dtype_in(call, "output", backward_dtypes(call))
-    _checks.dtype_in(call, "gradOutput", backward_dtypes(call))
-    _checks.same_dtype(call, "output", "gradOutput")
-    _checks.max_rank(call, "gradOutput")
-    _checks.max_rank(call, "output")
-    _checks.same_shape(call, "gradOutput", "output")
-    _checks.same_shape(call, "gradOutput", "out")
-    _checks.normalize_dim(call, "gradOutput", call["dim"])  # shape before dim for this op
-    return False
-
-
 LOG_SOFTMAX_BACKWARD = register(OpDef(
     name="aclnnLogSoftmaxBackward",
-    params=("gradOutput", "output", "dim", "out"),
-    inputs=("gradOutput", "output"),
-    outputs=("out",),
-    validate=_validate_log_softmax_backward,
-    build=lambda call, plan: _backward_plan(call, plan, "LogSoftmaxGrad", 1),
     doc="out = gradOutput - sum(gradOutput, dim) * exp(output)",
+    args=(
+        Arg("gradOutput", INPUT, "upstream gradient"),
+        Arg("output", INPUT, "log-softmax forward result; same dtype and shape as gradOutput"),
+        Arg("dim", INT, "the axis, in [−n, n−1]; a 0-d tensor counts as n = 1 (CANN's doc "
+                        "says [−n, n]; its code, and the emulator, reject n)"),
+        Arg("out", OUTPUT, "dL/dx; same shape as gradOutput; its dtype is not checked: the "
+                           "result is cast to it"),
+    ),
+    dtypes=_table(("gradOutput", "output"), (F32, F16), FLOATS),
+    empty=EMPTY_FIRST,  # non-regbase SoCs return success before any other check
+    empty_if=("gradOutput", "output"),
+    checks=(
+        NotNull("output", "gradOutput", "out"),
+        Bf16OnSoc("gradOutput", "output"),
+        DtypeIn("output", listed=A2A3),
+        DtypeIn("gradOutput", listed=A2A3),
+        SameDtype("output", "gradOutput"),
+        MaxRank("gradOutput"),
+        MaxRank("output"),
+        SameShape("gradOutput", "output"),
+        SameShape("gradOutput", "out"),
+        Dim("gradOutput"),  # shape before dim for this op
+    ),
+    kernel=Kernel("LogSoftmaxGrad", K.SOFTMAX_BWD, "aclk_softmax_bwd", "softmax", flag=1),
+    build=_backward_plan,
+    products=NO_EDGE,
+    functional=FunctionalSpec(
+        "log_softmax_backward", (("grad_output", "gradOutput"), ("output", "output")),
+        {"gradOutput": FLOATS_F64, "output": FLOATS_F64},
+        doc='''Gradient of log-softmax: ``grad_output - sum(grad_output, dim) * exp(output)``, where
+    ``output`` is the log-softmax forward result. Where output is -inf the gradient passes
+    through unchanged.
+
+    Raises:
+        AclnnParamError: dtype, shape or dim rules (code 161002).
+    '''),
+    bench=Bench(_np_log_softmax_backward, _WIDE),
+    workspace_doc="0 when all tensors are contiguous and `out` has the inputs' dtype",
 ))
