@@ -11,32 +11,53 @@ from __future__ import annotations
 
 from typing import Optional
 
-from . import dtypes
+from . import config, dtypes
 from . import runtime as rt
-from ._C import ffi, lib
+from .enums import Kernel, MemRange
 from .plan import Buf, Plan
+from .runtime import launch as rt_launch
+from .runtime.launch import TaskSpec
 from .status import aclnnStatus as S
 from .status import record
 from .tensor import aclTensor, numel
 
 READY, CONSUMED, DESTROYED = "ready", "consumed", "destroyed"
 WORKSPACE_ALIGN = 8  # the largest element the kernels load from the workspace
+_U64 = (1 << 64) - 1
 
 
 class aclOpExecutor:
-    """What phase 1 returns: the plan, the tensors it reads and writes, and its lifetime state."""
+    """What phase 1 returns: the plan, its lowered C task templates, the tensors it reads and
+    writes, the addresses they are bound to, and its lifetime state."""
 
-    def __init__(self, op: str, plan: Plan, inputs, outputs, device: int):
+    __slots__ = ("op", "plan", "inputs", "outputs", "in_addrs", "out_addrs", "device",
+                 "repeatable", "state", "consumed_by", "templates", "ntasks", "bases",
+                 "ws_slot", "__weakref__")
+
+    def __init__(self, op: str, plan: Plan, inputs: list, outputs: list, device: int,
+                 templates=None):
         self.op = op  # "aclnnSoftmaxBackward"
         self.plan = plan
-        self.inputs: list = list(inputs)  # [(label, aclTensor)]
-        self.outputs: list = list(outputs)
-        self.in_addrs = [t.data for _, t in self.inputs]
-        self.out_addrs = [t.data for _, t in self.outputs]
+        self.inputs = inputs  # [(label, aclTensor)]: lists the executor owns from here on
+        self.outputs = outputs
+        self.in_addrs = [t.data for _, t in inputs]
+        self.out_addrs = [t.data for _, t in outputs]
         self.device = device
         self.repeatable = False
         self.state = READY
         self.consumed_by: Optional[str] = None
+        self.ntasks = n = len(plan.steps)
+        if n and templates is None:
+            templates = lower(plan, op, len(inputs), len(outputs))
+        self.templates = templates
+        # the base addresses the templates' offsets are relative to: inputs, outputs, workspace
+        self.ws_slot = len(inputs) + len(outputs)
+        self.bases = rt_launch.new_bases(self.in_addrs + self.out_addrs + [0])
+
+    def rebind(self) -> None:
+        """Copy in_addrs / out_addrs into the C base array."""
+        for i, a in enumerate(self.in_addrs + self.out_addrs):
+            self.bases[i] = a
 
     @property
     def workspace_size(self) -> int:
@@ -49,6 +70,46 @@ class aclOpExecutor:
 
     def describe(self) -> list[str]:
         return [s.describe() for s in self.plan.steps]
+
+
+# ---------------------------------------------------------------------------- lowering -----
+
+
+def lower(plan: Plan, op: str, n_inputs: int, n_outputs: int):
+    """Phase 1's lowering: the plan's steps as C task templates whose addresses are offsets from
+    base slots (inputs 0.., outputs n_inputs.., the workspace last). Phase 2 only hands them to
+    the runtime's launch with the bound base addresses."""
+    ws_slot = n_inputs + n_outputs
+
+    def at(buf: Buf) -> tuple[int, int]:  # (slot, byte offset of the first element)
+        size = dtypes.itemsize(buf.dtype)
+        if buf.where == "ws":
+            return ws_slot, buf.index + buf.offset * size
+        return (buf.index if buf.where == "in" else n_inputs + buf.index), buf.offset * size
+
+    specs = []
+    for step in plan.steps:
+        dst, srcs = step.dst, step.srcs
+        kernel: int
+        if step.kind in ("Contiguous", "ViewCopy"):
+            kernel = Kernel.STRIDED_COPY
+            params = {"elem_size": dtypes.itemsize(srcs[0].dtype), "shape": dst.shape,
+                      "src_strides": srcs[0].strides, "dst_strides": dst.strides}
+        elif step.kind == "Cast":
+            kernel, params = Kernel.CAST, {"n": numel(dst.shape)}
+        else:
+            kernel, params = step.kernel, step.params
+        ranges = []
+        for buf in (*srcs, dst):
+            start, nbytes = buf.span()
+            if nbytes:
+                slot, first = at(buf)
+                ranges.append((slot, first - buf.offset * dtypes.itemsize(buf.dtype) + start,
+                               nbytes, buf.label or buf.where))
+        specs.append(TaskSpec(op, step.name, kernel, srcs[0].dtype if srcs else dst.dtype,
+                              dst.dtype, at(dst), tuple(at(b) for b in srcs), params,
+                              tuple(ranges)))
+    return rt_launch.lower(specs)
 
 
 # ----------------------------------------------------------------------------- meta API ----
@@ -122,6 +183,7 @@ def set_tensor_addr(api: str, executor, index, tensor, addr, output: bool) -> in
         for i, (_, t) in enumerate(pairs):
             if t is bound_tensor:
                 others[i] = addr
+    executor.rebind()
     tensor.data = addr
     return 0
 
@@ -156,82 +218,19 @@ def _check_rebind(api: str, ex: aclOpExecutor, kind: str, index: int, label: str
 # ---------------------------------------------------------------------------- phase 2 -----
 
 
-def _base(ex: aclOpExecutor, buf: Buf, ws: int) -> int:
-    if buf.where == "in":
-        return ex.in_addrs[buf.index]
-    if buf.where == "out":
-        return ex.out_addrs[buf.index]
-    return ws + buf.index
-
-
-def _elem_addr(ex, buf: Buf, ws: int) -> int:
-    return _base(ex, buf, ws) + buf.offset * dtypes.itemsize(buf.dtype)
-
-
-def _add_range(t, ex, buf: Buf, ws: int) -> None:
-    start, nbytes = buf.span()
-    if nbytes == 0:
-        return
-    r = t.ranges[t.nranges]
-    r.ptr = _base(ex, buf, ws) + start
-    r.nbytes = nbytes
-    r.name = (buf.label or buf.where).encode()[:31]
-    t.nranges += 1
-
-
-def _tasks(ex: aclOpExecutor, ws: int):
-    steps = ex.plan.steps
-    tasks = ffi.new("emu_task[]", len(steps))
-    op = ex.op.encode()[:63]
-    for t, step in zip(tasks, steps):
-        t.type = lib.EMU_TASK_KERNEL
-        t.op = op
-        t.step = step.name.encode()[:31]
-        dst = step.dst
-        t.c = _elem_addr(ex, dst, ws)
-        if step.srcs:
-            t.a = _elem_addr(ex, step.srcs[0], ws)
-        if len(step.srcs) > 1:
-            t.b = _elem_addr(ex, step.srcs[1], ws)
-        if step.kind in ("Contiguous", "ViewCopy"):
-            src = step.srcs[0]
-            t.kernel = lib.EMU_K_STRIDED_COPY
-            t.n = dtypes.itemsize(src.dtype)
-            t.ndim = len(dst.shape)
-            for i, d in enumerate(dst.shape):
-                t.shape[i] = d
-                t.strides_a[i] = src.strides[i]
-                t.strides_b[i] = dst.strides[i]
-        elif step.kind == "Cast":
-            t.kernel = lib.EMU_K_CAST
-            t.dtype = step.srcs[0].dtype
-            t.dtype2 = dst.dtype
-            t.n = numel(dst.shape)
-        else:
-            t.kernel = step.kernel
-            t.dtype = step.srcs[0].dtype
-            t.dtype2 = dst.dtype
-            p = step.params
-            t.outer, t.axis, t.inner = p.get("outer", 0), p.get("axis", 0), p.get("inner", 0)
-            t.flag = p.get("flag", 0)
-            t.n = p.get("n", 0)
-            t.alpha, t.beta = p.get("alpha", 0.0), p.get("beta", 0.0)
-        for buf in (*step.srcs, dst):
-            if t.nranges < lib.EMU_MAX_RANGES:
-                _add_range(t, ex, buf, ws)
-    return tasks
-
-
 def run(api: str, workspace, workspace_size, executor, stream) -> int:
-    """CommonOpExecutorRun: the whole second phase of every operator."""
-    if executor is None:
-        return record(api, S.ACLNN_ERR_PARAM_NULLPTR, "executor is null")
-    if not isinstance(executor, aclOpExecutor):
-        raise TypeError(f"{api}: executor must be an aclOpExecutor, not {type(executor).__name__}")
-    ws = rt.require_int(api, "workspace", workspace, allow_none=True)  # void *
-    ws_size = rt.require_int(api, "workspaceSize", workspace_size)  # uint64_t: -8 wraps
+    """CommonOpExecutorRun: the whole second phase of every operator. Checks the executor and
+    the workspace, binds the workspace address and launches the templates phase 1 lowered."""
     ex = executor
-    if ex.state != READY:
+    if type(ex) is not aclOpExecutor:
+        if ex is None:
+            return record(api, S.ACLNN_ERR_PARAM_NULLPTR, "executor is null")
+        raise TypeError(f"{api}: executor must be an aclOpExecutor, not {type(ex).__name__}")
+    ws = (workspace if type(workspace) is int and 0 <= workspace <= _U64 else  # void *
+          rt.require_int(api, "workspace", workspace, allow_none=True))
+    ws_size = (workspace_size if type(workspace_size) is int and 0 <= workspace_size <= _U64
+               else rt.require_int(api, "workspaceSize", workspace_size))  # uint64_t
+    if ex.state is not READY:
         how = ex.consumed_by or "aclDestroyAclOpExecutor"
         hint = ("" if ex.state == DESTROYED else
                 "; executors are single-use unless aclSetAclOpExecutorRepeatable is called "
@@ -239,34 +238,78 @@ def run(api: str, workspace, workspace_size, executor, stream) -> int:
         return record(api, S.ACLNN_ERR_PARAM_NULLPTR,
                       f"executor of {ex.op} was already {ex.state} by {how} (on real hardware "
                       f"this is a use-after-free){hint}")
-    ret = _check_launch(api, ex, ws, ws_size)
+    if ex.op != api or ws_size or ex.plan.ws_size:
+        ret = _check_launch(api, ex, ws, ws_size)
+        if ret:
+            return _refused(ex, api, "its arguments", ret)
+    st = rt.S.streams.get(stream) if type(stream) is int and stream else None
+    if st is None or st.device != ex.device or not ex.ntasks:
+        return _launch_slow(api, ex, ws, stream)
+    code = _launch(api, ex, ws, st)
+    if code == rt_launch.RANGE_NOT_LIVE:  # a tensor was freed: say which
+        code = _check_tensors(api, ex) or record(
+            api, S.ACLNN_ERR_PARAM_INVALID, "a tensor of the launch is not inside a live "
+            "device allocation")
+        return _refused(ex, api, "its arguments", code)
+    if not ex.repeatable:
+        ex.state = CONSUMED
+        ex.consumed_by = api
+    return code
+
+
+def _launch(api: str, ex: aclOpExecutor, ws: int, st) -> int:
+    """Bind the workspace and enqueue the templates: 0, EMU_LAUNCH_RANGE_NOT_LIVE, or a
+    recorded code."""
+    blocking, ret = config.checked(api, config.launch_blocking)
     if ret:
-        if not ex.repeatable:
-            _consume(ex, f"{api} (which rejected its arguments)")
         return ret
+    ex.bases[ex.ws_slot] = ws
+    code = rt_launch.launch(st.handle, ex.templates, ex.ntasks, ex.bases, ex.ws_slot + 1,
+                            blocking)
+    if code == rt.E.ACL_ERROR_RT_INVALID_HANDLE:  # the stream died during the call
+        return record(api, S.ACLNN_ERR_RUNTIME_ERROR,
+                      f"stream 0x{st.handle:x} was destroyed by another thread during the "
+                      "launch; nothing was enqueued")
+    if code and code != rt_launch.RANGE_NOT_LIVE:
+        record(api, code, f"{'(ACL_LAUNCH_BLOCKING=1) ' if blocking else ''}{rt.last_c_msg()}")
+    return code
+
+
+def _launch_slow(api: str, ex: aclOpExecutor, ws: int, stream) -> int:
+    """Phase 2 when the stream is the default one, unknown, on another device, or there is
+    nothing to run: the checks in their documented order (tensors, stream, device)."""
+    if ex.ntasks:
+        ret = _check_tensors(api, ex)
+        if ret:
+            return _refused(ex, api, "its arguments", ret)
     with rt.S.lock:
         st, sret = rt.resolve_stream(api, stream)
     if sret:
-        if not ex.repeatable:
-            _consume(ex, f"{api} (which rejected its stream)")
-        return record(api, S.ACLNN_ERR_RUNTIME_ERROR, f"stream {stream!r} cannot be used "
-                      f"(runtime code {sret}; see the message above)")
-    if ex.plan.steps and st.device != ex.device:
-        if not ex.repeatable:
-            _consume(ex, f"{api} (which rejected its stream)")
-        return record(api, S.ACLNN_ERR_RUNTIME_ERROR,
-                      f"stream 0x{st.handle:x} belongs to device {st.device} but the tensors "
-                      f"are on device {ex.device}")
+        return _refused(ex, api, "its stream", record(
+            api, S.ACLNN_ERR_RUNTIME_ERROR, f"stream {stream!r} cannot be used (runtime code "
+            f"{sret}; see the message above)"))
+    assert st is not None
+    if ex.ntasks and st.device != ex.device:
+        return _refused(ex, api, "its stream", record(
+            api, S.ACLNN_ERR_RUNTIME_ERROR, f"stream 0x{st.handle:x} belongs to device "
+            f"{st.device} but the tensors are on device {ex.device}"))
     code = 0
-    if ex.plan.steps:
-        tasks = _tasks(ex, ws)
-        code = rt.submit(api, st, tasks, len(tasks))
-        if code == rt.E.ACL_ERROR_RT_INVALID_HANDLE:  # the stream died during the call
-            code = record(api, S.ACLNN_ERR_RUNTIME_ERROR,
-                          f"stream 0x{st.handle:x} was destroyed by another thread during the "
-                          "launch; nothing was enqueued")
+    if ex.ntasks:
+        code = _launch(api, ex, ws, st)
+        if code == rt_launch.RANGE_NOT_LIVE:  # freed by another thread meanwhile
+            code = _check_tensors(api, ex) or record(
+                api, S.ACLNN_ERR_PARAM_INVALID, "a tensor of the launch is not inside a live "
+                "device allocation")
+            return _refused(ex, api, "its arguments", code)
     if not ex.repeatable:
         _consume(ex, api)
+    return code
+
+
+def _refused(ex: aclOpExecutor, api: str, what: str, code: int) -> int:
+    """Phase 2 rejected the call: a single-use executor is consumed all the same."""
+    if not ex.repeatable:
+        _consume(ex, f"{api} (which rejected {what})")
     return code
 
 
@@ -276,6 +319,7 @@ def _consume(ex: aclOpExecutor, how: str) -> None:
 
 
 def _check_launch(api: str, ex: aclOpExecutor, ws: int, ws_size: int) -> int:
+    """The executor's operator and the workspace (null, size, alignment, live memory)."""
     if ex.op != api:
         return record(api, S.ACLNN_ERR_PARAM_INVALID,
                       f"executor was built by {ex.op}GetWorkspaceSize, not by "
@@ -293,38 +337,27 @@ def _check_launch(api: str, ex: aclOpExecutor, ws: int, ws_size: int) -> int:
                       f"workspace 0x{ws:x} is not {WORKSPACE_ALIGN}-byte aligned (aclrtMalloc "
                       "returns 64-byte aligned memory)")
     if ws_size > 0:  # the allocation must hold what the caller says it holds
-        ret = _range_ok(api, "workspace", ws, ws_size)
-        if ret:
-            return ret
-    if not ex.plan.steps:
-        return 0
-    for (label, _), addr in list(zip(ex.inputs, ex.in_addrs)) + list(zip(ex.outputs,
+        return _range_ok(api, "workspace", ws, ws_size)
+    return 0
+
+
+def _check_tensors(api: str, ex: aclOpExecutor) -> int:
+    """Every bound tensor's bytes inside one live device allocation: 0 or a recorded 161002."""
+    for (label, t), addr in list(zip(ex.inputs, ex.in_addrs)) + list(zip(ex.outputs,
                                                                         ex.out_addrs)):
-        t = _tensor_of(ex, label)
         if t is None or t.is_empty():
             continue
-        start, end = t.byte_range()
-        start += addr - t.data
-        end += addr - t.data
-        ret = _range_ok(api, f"tensor {label}", start, end - start)
+        ret = _range_ok(api, f"tensor {label}", addr + t.lo, t.hi - t.lo)
         if ret:
             return ret
     return 0
 
 
-def _tensor_of(ex: aclOpExecutor, label: str):
-    for name, t in ex.inputs + ex.outputs:
-        if name == label:
-            return t
-    return None
-
-
 def _range_ok(api: str, what: str, addr: int, nbytes: int) -> int:
-    dev = ffi.new("int32_t *")
-    rc = lib.emu_mem_check_range(addr, nbytes, dev)
-    if rc == 0:
+    rc = rt.range_device(addr, nbytes)
+    if rc >= 0:
         return 0
-    reason = ("runs past the end of its device allocation" if rc == 2 else
+    reason = ("runs past the end of its device allocation" if rc == -MemRange.PAST_END else
               "is not inside a live device allocation (freed after phase 1?)")
     return record(api, S.ACLNN_ERR_PARAM_INVALID,
                   f"{what} bytes [0x{addr:x}, 0x{addr + nbytes:x}) {reason}")

@@ -49,7 +49,8 @@ class aclTensor:
     and the device address of storage element 0. Created by ``aclnn.aclCreateTensor``."""
 
     __slots__ = ("view_dims", "data_type", "strides", "offset", "format", "storage_dims",
-                 "data", "destroyed")
+                 "data", "destroyed", "key", "itemsize", "ndim", "empty", "contiguous", "lo",
+                 "hi", "_numel")
 
     def __init__(self, view_dims, data_type, strides, offset, fmt, storage_dims, data):
         self.view_dims: tuple[int, ...] = view_dims
@@ -60,29 +61,32 @@ class aclTensor:
         self.storage_dims: tuple[int, ...] = storage_dims
         self.data: int = data
         self.destroyed = False
-
-    @property
-    def ndim(self) -> int:
-        return len(self.view_dims)
-
-    @property
-    def itemsize(self) -> int:
-        return dtypes.itemsize(self.data_type)
+        # Facts of the descriptor, which never changes after creation (only ``data`` and
+        # ``destroyed`` do): computed once here, read by every phase 1.
+        self.key = (data_type, view_dims, strides, offset, fmt, storage_dims)
+        self.itemsize: int = dtypes.itemsize(data_type)
+        self.ndim: int = len(view_dims)
+        self.empty: bool = any(d == 0 for d in view_dims)
+        self.contiguous: bool = is_contiguous(view_dims, strides)
+        self._numel: int = numel(view_dims)
+        if self.empty:
+            self.lo = self.hi = 0
+        else:  # [lo, hi): the bytes the view touches, relative to ``data``
+            lo, hi = extent(view_dims, strides, offset)
+            self.lo, self.hi = lo * self.itemsize, (hi + 1) * self.itemsize
 
     def numel(self) -> int:
-        return numel(self.view_dims)
+        return self._numel
 
     def is_empty(self) -> bool:
-        return any(d == 0 for d in self.view_dims)
+        return self.empty
 
     def is_contiguous(self) -> bool:
-        return is_contiguous(self.view_dims, self.strides)
+        return self.contiguous
 
     def byte_range(self) -> tuple[int, int]:
         """[start, end) device bytes the view touches (empty views touch none)."""
-        lo, hi = extent(self.view_dims, self.strides, self.offset)
-        size = self.itemsize
-        return self.data + lo * size, self.data + (hi + 1) * size
+        return self.data + self.lo, self.data + self.hi
 
     def __repr__(self) -> str:
         state = " destroyed" if self.destroyed else ""

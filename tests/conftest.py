@@ -147,7 +147,7 @@ def acl_uninitialized(monkeypatch):
 def sleep_on():
     """sleep_on(stream, microseconds): enqueue a task that keeps ``stream`` busy (test hook of
     the C core; not part of the public API)."""
-    from aclnn_py._C import ffi, lib
+    from aclnn_py.runtime.core import ffi, lib
 
     def _sleep(stream: int, microseconds: int) -> None:
         tasks = ffi.new("emu_task[1]")

@@ -363,7 +363,7 @@ def test_phase2_null_stream_is_the_default_stream(null_stream, dev, stream):
     """stream None/0 = the current context's default stream: synchronizing that stream is
     enough to see the result. (The explicit stream is kept busy, so a phase 2 that wrongly
     used it would not be finished when the default stream is synchronized.)"""
-    from aclnn_py._C import ffi, lib
+    from aclnn_py.runtime.core import ffi, lib
 
     task = ffi.new("emu_task[1]")
     task[0].type = lib.EMU_TASK_SLEEP
@@ -422,7 +422,7 @@ def test_phase2_only_enqueues(dev, stream):
 def test_fault_at_run_time_is_reported_by_synchronize(victim, dev, stream):
     """Memory freed after phase 2 but before the stream reaches the kernel: phase 2 returns 0,
     the fault surfaces at synchronize as 507015 naming the operator and the tensor."""
-    from aclnn_py._C import ffi, lib
+    from aclnn_py.runtime.core import ffi, lib
 
     p = Problem(dev, shape=(8, 8))
     ws, ex = p.phase1()
@@ -504,3 +504,70 @@ def test_phase2_rejects_a_misaligned_workspace(dev, stream):
     assert aclnn.aclnnSoftmaxBackward(base + 4, ws, ex, stream) == INVALID
     expect_message(API2, INVALID, "workspace", "aligned")
     assert p.untouched()
+
+
+# ------------------------------------------------------- phase 1 after an earlier success ----
+# Phase 1 keeps the plans of earlier successful calls by descriptor (aclnn_py.ops); a call with
+# the same descriptors must still find everything that depends on addresses and handle state.
+
+
+def test_phase1_again_finds_a_freed_tensor(dev, stream):
+    p = Problem(dev, shape=(4, 6))
+    p.phase1()
+    assert acl.rt.free(p.y_ptr) == 0
+    dev.ptrs.remove(p.y_ptr)
+    ws, ex, ret = aclnn.aclnnSoftmaxBackwardGetWorkspaceSize(p.g_t, p.y_t, -1, p.out_t)
+    assert (ws, ex, ret) == (0, None, INVALID)
+    expect_message(API2 + "GetWorkspaceSize", INVALID, "output")
+
+
+def test_phase1_again_finds_a_destroyed_tensor(dev, stream):
+    p = Problem(dev, shape=(4, 6))
+    p.phase1()
+    assert aclnn.aclDestroyTensor(p.out_t) == 0
+    ws, ex, ret = aclnn.aclnnSoftmaxBackwardGetWorkspaceSize(p.g_t, p.y_t, -1, p.out_t)
+    assert (ws, ex, ret) == (0, None, INVALID)
+    assert "destroyed" in expect_message(API2 + "GetWorkspaceSize", INVALID, "out")
+
+
+def test_phase1_again_finds_a_partial_overlap(dev, stream):
+    """The same descriptors, but out now starts one row into gradOutput's buffer."""
+    p = Problem(dev, shape=(4, 6))
+    p.phase1()
+    big = dev.malloc(2 * p.g.nbytes)
+    shape = list(p.shape)
+    g2 = aclnn.aclCreateTensor(shape, aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_ND, shape, big)
+    o2 = aclnn.aclCreateTensor(shape, aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_ND, shape,
+                               big + 6 * 4)
+    ws, ex, ret = aclnn.aclnnSoftmaxBackwardGetWorkspaceSize(g2, p.y_t, -1, o2)
+    assert (ws, ex, ret) == (0, None, INVALID)
+    assert "overlap" in expect_message(API2 + "GetWorkspaceSize", INVALID, "gradOutput", "out")
+
+
+def test_phase1_again_runs_at_the_new_addresses(dev, stream):
+    """Two problems with the same descriptors share a plan; each executor writes its own out,
+    with its own data, and the results match the golden."""
+    a, b = Problem(dev, shape=(5, 7), seed=1), Problem(dev, shape=(5, 7), seed=2)
+    for p in (a, b):
+        ws, ex = p.phase1()
+        assert ws == 0
+        assert aclnn.aclnnSoftmaxBackward(0, 0, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    a.check(a.result())
+    b.check(b.result())
+
+
+def test_phase1_again_with_a_workspace_plan(dev, stream):
+    """A strided out (ViewCopy through the workspace): the second call at other addresses asks
+    for the same workspace and computes the right result."""
+    for seed in (3, 4):
+        p = Problem(dev, shape=(3, 8), seed=seed)
+        storage = np.full((3, 16), 0, np.float32)
+        optr, out_t = dev.view(storage, (3, 8), (16, 2))
+        ws, ex, ret = aclnn.aclnnSoftmaxBackwardGetWorkspaceSize(p.g_t, p.y_t, -1, out_t)
+        assert ret == 0 and ws > 0, acl.get_recent_err_msg()
+        wsp = _ws(dev, ws)
+        assert aclnn.aclnnSoftmaxBackward(wsp, ws, ex, stream) == 0
+        assert acl.rt.synchronize_stream(stream) == 0
+        got = dev.download(optr, (3, 16), np.float32)[:, ::2]
+        p.check(got)

@@ -459,7 +459,7 @@ def test_bytes_past_an_allocation_are_not_host_memory(tmp_path, case):
 # ------------------------------- 5. a queued task whose buffer is freed and allocated again ----
 
 _REALLOC = """
-from aclnn_py._C import ffi, lib
+from aclnn_py.runtime.core import ffi, lib
 KIND, N, FILLER_FREES = {kind!r}, {n}, {filler_frees}
 
 

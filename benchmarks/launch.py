@@ -1,0 +1,110 @@
+"""Launch-path benchmark: what one small operator call costs on the host, phase by phase.
+
+    python benchmarks/launch.py [--reps N] [--rounds R]
+
+An 8-element float32 aclnnSoftmaxBackward (the size of CANN's example) on an explicit stream:
+
+- phase 1: aclnnSoftmaxBackwardGetWorkspaceSize with descriptors it has seen before;
+- phase 1 + 2 + synchronize: a single-use executor from scratch to a finished result;
+- repeatable 2 + synchronize: aclnnSoftmaxBackward on a repeatable executor, then
+  aclrtSynchronizeStream (the loop of a training step);
+- synchronize alone, on an idle stream.
+
+Baselines measured in the same run: the C core's own launch + synchronize of the same task
+templates called straight through cffi (the floor the Python layer adds to), and one trivial
+cffi call. Each figure is the median over R rounds of the per-call mean of N calls; ratios are
+against the C floor. Timings on a shared machine vary; compare ratios, and rerun.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from aclnn_py import acl, aclnn
+from aclnn_py.runtime import launch as rt_launch
+from aclnn_py.runtime.core import ffi, lib
+
+
+def per_call_us(fn, reps: int, rounds: int) -> float:
+    samples = []
+    for _ in range(rounds):
+        t0 = time.perf_counter_ns()
+        for _ in range(reps):
+            fn()
+        samples.append((time.perf_counter_ns() - t0) / reps / 1e3)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+
+    assert acl.init(None) == 0 and acl.rt.set_device(0) == 0
+    stream, ret = acl.rt.create_stream()
+    assert ret == 0
+    n, nbytes = 8, 32
+    ptrs = []
+    for seed in range(3):
+        p, ret = acl.rt.malloc(nbytes, 0)
+        assert ret == 0
+        host = np.random.default_rng(seed).standard_normal(n).astype(np.float32)
+        assert acl.rt.memcpy(p, nbytes, acl.util.numpy_to_ptr(host), nbytes, 1) == 0
+        ptrs.append(p)
+    grad, out_y, out = (aclnn.aclCreateTensor([n], aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_ND,
+                                              [n], p) for p in ptrs)
+    phase1 = aclnn.aclnnSoftmaxBackwardGetWorkspaceSize
+    _, ex, ret = phase1(grad, out_y, -1, out)
+    assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+
+    def p1():
+        phase1(grad, out_y, -1, out)
+
+    def full():
+        _, e, _ = phase1(grad, out_y, -1, out)
+        aclnn.aclnnSoftmaxBackward(None, 0, e, stream)
+        acl.rt.synchronize_stream(stream)
+
+    def repeat():
+        aclnn.aclnnSoftmaxBackward(None, 0, ex, stream)
+        acl.rt.synchronize_stream(stream)
+
+    def sync():
+        acl.rt.synchronize_stream(stream)
+
+    null = ffi.NULL
+    bases, nslots = ex.bases, ex.ws_slot + 1
+
+    def c_floor():
+        rt_launch.launch(stream, ex.templates, ex.ntasks, bases, nslots, False)
+        lib.emu_stream_synchronize(stream, null, 0)
+
+    def trivial():
+        lib.emu_stream_pending(stream)
+
+    rows = [("phase 1 (GetWorkspaceSize)", p1), ("phase 1 + phase 2 + synchronize", full),
+            ("repeatable phase 2 + synchronize", repeat), ("synchronize (idle stream)", sync),
+            ("baseline: C launch + synchronize", c_floor), ("baseline: one cffi call", trivial)]
+    for _, fn in rows:  # warm up
+        fn()
+    results = [(name, per_call_us(fn, args.reps, args.rounds)) for name, fn in rows]
+    floor = dict(results)["baseline: C launch + synchronize"]
+    print(f"8-element float32 aclnnSoftmaxBackward, medians of {args.rounds} rounds x "
+          f"{args.reps} calls")
+    print(f"{'':36s} {'us/call':>9s} {'/ C floor':>10s}")
+    for name, us in results:
+        print(f"{name:36s} {us:9.2f} {us / floor:10.1f}")
+    acl.rt.destroy_stream(stream)
+    for p in ptrs:
+        acl.rt.free(p)
+    acl.rt.reset_device(0)
+    acl.finalize()
+
+
+if __name__ == "__main__":
+    main()
