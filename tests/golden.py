@@ -47,12 +47,14 @@ def basis(*dts) -> np.dtype:
     return min((np.dtype(d) for d in dts), key=order.index)
 
 
-def assert_close(got, ref, basis_dtype, *, backward: bool = False, what: str = "") -> None:
+def assert_close(got, ref, basis_dtype, *, backward: bool = False, what: str = "",
+                 tol: dict | None = None) -> None:
     """PyTorch/oneDNN: |got-ref| <= atol*scale + rtol*|ref|; infinities exact; NaN matches NaN;
-    at most fail_ratio of the elements may miss, none by more than 10x its bound."""
+    at most fail_ratio of the elements may miss, none by more than 10x its bound. ``tol``: the
+    (rtol, atol, fail_ratio) per basis dtype (default TOL)."""
     got, ref = f64(got), f64(ref)
     assert got.shape == ref.shape, f"{what}: shape {got.shape} != {ref.shape}"
-    rtol, atol, ratio = TOL[np.dtype(basis_dtype)]
+    rtol, atol, ratio = (TOL if tol is None else tol)[np.dtype(basis_dtype)]
     finite = np.isfinite(ref)
     scale = max(1.0, float(np.max(np.abs(ref[finite])))) if backward and finite.any() else 1.0
     nan_ref = np.isnan(ref)

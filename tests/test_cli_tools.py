@@ -1,10 +1,11 @@
 """The ``aclnn-py`` tools (README.md): ``ops``, ``explain``, ``codes``, and
 every command's ``--help``, through click's CliRunner on aclnn_py.cli.main.
 
-Expected support matrices come from the dtype lists and product lists of
-CANN's ops-nn op_api (BF16 only on Atlas A2/A3; Hardsigmoid absent on Atlas
-inference; only Softmax on Atlas 200I/500 A2); expected workspace sizes from §2.3's
-Align(n) = (n + 32 + 511) & ~511; code names from §3.1-3.2.
+Expected support matrices come from the operator table (tests/opinfo.py: the dtype lists and
+product lists of CANN's operator docs -- BF16 only on Atlas A2/A3; Hardsigmoid absent on Atlas
+inference; only Softmax on Atlas 200I/500 A2); the explain cases and their workspace sizes
+(CANN's pipeline and Align(n) = (n + 32 + 511) & ~511, CANN nnopbase) from the table as well;
+code names from docs/return_codes.md.
 """
 
 from __future__ import annotations
@@ -16,17 +17,14 @@ from typing import Optional
 
 import pytest
 from click.testing import CliRunner
+from opinfo import MATRIX_NAME, OP_DB, ExplainCase, soc_class
 
 from aclnn_py.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-OPS = ("aclnnSoftmax", "aclnnSoftmaxBackward", "aclnnLogSoftmax", "aclnnLogSoftmaxBackward",
-       "aclnnHardsigmoid", "aclnnInplaceHardsigmoid", "aclnnHardsigmoidBackward")
+OPS = tuple(op.api for op in OP_DB)
 MATRIX_DTYPES = ("float32", "float16", "bfloat16", "float64", "int32")
-
-
-def align(nbytes: int) -> int:
-    return (nbytes + 32 + 511) & ~511
+OPS_BY_API = {op.api: op for op in OP_DB}
 
 
 def invoke(*args: str, env: Optional[dict] = None):
@@ -35,27 +33,13 @@ def invoke(*args: str, env: Optional[dict] = None):
 
 # ------------------------------------------------------------------------------------ ops ----
 
-# CANN's operator docs: the dtype list of self/gradOutput/output on Atlas A2/A3
-DTYPE_LIST = {
-    "aclnnSoftmax": {"float32", "float16", "float64", "bfloat16"},
-    "aclnnSoftmaxBackward": {"float32", "float16", "bfloat16"},
-    "aclnnLogSoftmax": {"float32", "float16", "float64", "bfloat16"},
-    "aclnnLogSoftmaxBackward": {"float32", "float16", "bfloat16"},
-    "aclnnHardsigmoid": {"float32", "float16", "int32", "bfloat16"},
-    "aclnnInplaceHardsigmoid": {"float32", "float16", "int32", "bfloat16"},
-    "aclnnHardsigmoidBackward": {"float32", "float16", "bfloat16"},
-}
-BF16_SOCS = {"Ascend910B4", "Ascend910B1", "Ascend910_9392"}  # Atlas A2 / A3
-NO_KERNEL = {
-    "Ascend310P3": {"aclnnHardsigmoid", "aclnnInplaceHardsigmoid"},  # Atlas inference
-    "Ascend310B1": set(OPS) - {"aclnnSoftmax"},  # Atlas 200I/500 A2
-}
-
-
 def expected_cell(soc: str, op: str, dt: str) -> str:
-    if dt not in DTYPE_LIST[op] or (dt == "bfloat16" and soc not in BF16_SOCS):
+    """From the operator table: '-' for a dtype outside the op's list on the SoC's class,
+    'no kernel' where the class has no kernel, else 'yes'."""
+    info = OPS_BY_API[op]
+    if dt not in {MATRIX_NAME[d] for d in info.dtypes[soc_class(soc)]}:
         return "-"
-    return "no kernel" if op in NO_KERNEL.get(soc, set()) else "yes"
+    return "yes" if info.has_kernel(soc) else "no kernel"
 
 
 def parse_matrix(output: str) -> dict:
@@ -138,68 +122,7 @@ def test_ops_unknown_soc_lists_the_known_ones():
 # -------------------------------------------------------------------------------- explain ----
 
 
-@dataclass(frozen=True)
-class ExplainCase:
-    args: tuple
-    exit_code: int
-    steps: Optional[int] = None  # number of plan steps
-    workspace: Optional[int] = None  # bytes, from CANN's pipeline and Align (CANN nnopbase)
-    contains: tuple = ()  # substrings of the output
-    order: tuple = ()  # step names that must appear in this order
-    note: str = ""
-
-    @property
-    def id(self) -> str:
-        s = f"aclnn-py explain {' '.join(self.args)} -> exit {self.exit_code}"
-        if self.workspace is not None:
-            s += f", workspace {self.workspace}"
-        return s + (f" ({self.note})" if self.note else "")
-
-
-EXPLAIN_CASES = [
-    ExplainCase(("softmax_backward", "--shape", "4,2", "--dtype", "float32"), 0, 1, 0,
-                ("SoftmaxGrad",), note="kernel writes straight into out"),
-    ExplainCase(("softmax_backward", "--shape", "4,2", "--dtype", "float32", "--out-dtype",
-                 "float64"), 0, 2, align(4 * 2 * 4), ("Cast", "DOUBLE"),
-                ("SoftmaxGrad", "Cast"), note="FLOAT kernel output, then Cast"),
-    ExplainCase(("softmax_backward", "--shape", "4,2", "--dtype", "float32", "--strides",
-                 "1,4"), 0, 3, 2 * align(4 * 2 * 4), ("Contiguous",),
-                ("Contiguous", "SoftmaxGrad"), note="contiguous copies of both inputs"),
-    ExplainCase(("softmax_backward", "--shape", "4,2", "--dtype", "float32", "--dim", "5"), 1,
-                contains=("161002", "aclnnSoftmaxBackwardGetWorkspaceSize", "Dim 5")),
-    ExplainCase(("softmax_backward", "--shape", "4,2", "--dtype", "float64"), 1,
-                contains=("161002", "DOUBLE"), note="CANN: no DOUBLE for the backward ops"),
-    ExplainCase(("softmax", "--shape", "4,2", "--dtype", "float32", "--dim", "0"), 0, 1, 0,
-                ("SoftmaxV2",)),
-    ExplainCase(("softmax", "--shape", "4,2", "--dtype", "float32", "--out-dtype", "float16"),
-                0, 2, align(4 * 2 * 4), order=("SoftmaxV2", "Cast"),
-                note="kernel in self's dtype, then Cast"),
-    ExplainCase(("aclnnSoftmax", "--shape", "2x0", "--dtype", "float32"), 0, 0, 0,
-                note="CANN name and an empty tensor: nothing runs"),
-    ExplainCase(("log_softmax", "--shape", "4,2", "--dtype", "float32", "--out-dtype",
-                 "float16"), 0, 2, align(4 * 2 * 2), order=("Cast", "LogSoftmaxV2"),
-                note="self is cast to out's dtype first"),
-    ExplainCase(("log_softmax", "--shape", "4,2", "--dtype", "float32", "--dim", "-3"), 1,
-                contains=("161002", "aclnnLogSoftmaxGetWorkspaceSize")),
-    ExplainCase(("log_softmax_backward", "--shape", "3,5", "--dtype", "bfloat16",
-                 "--out-dtype", "float32"), 0, 2, align(3 * 5 * 2), ("LogSoftmaxGrad",),
-                ("LogSoftmaxGrad", "Cast")),
-    ExplainCase(("hardsigmoid", "--shape", "4,2", "--dtype", "float32"), 0, 1, 0,
-                ("HardSigmoid",)),
-    ExplainCase(("hardsigmoid", "--shape", "4,2", "--dtype", "float32", "--out-dtype",
-                 "float16"), 1, contains=("161002", "aclnnHardsigmoidGetWorkspaceSize"),
-                note="out dtype must equal self's"),
-    ExplainCase(("hardsigmoid", "--shape", "4,2", "--dtype", "float32", "--out-strides",
-                 "1,4"), 0, 2, align(4 * 2 * 4), order=("HardSigmoid", "ViewCopy"),
-                note="strided out: kernel output, then ViewCopy"),
-    ExplainCase(("inplace_hardsigmoid", "--shape", "4,2", "--dtype", "int32"), 0, 1, 0),
-    ExplainCase(("hardsigmoid_backward", "--shape", "3,5", "--dtype", "float16",
-                 "--out-dtype", "float32"), 0, 2, align(3 * 5 * 2),
-                order=("HardSigmoidGrad", "Cast")),
-    ExplainCase(("hardsigmoid_backward", "--shape", "3,5", "--dtype", "float32",
-                 "--out-dtype", "int32"), 1, contains=("161002",),
-                note="CanCast(FLOAT -> INT32) fails"),
-]
+EXPLAIN_CASES = [c for op in OP_DB for c in op.explain]
 
 
 @pytest.mark.parametrize("case", EXPLAIN_CASES, ids=lambda c: c.id)
@@ -240,7 +163,8 @@ def test_explain_usage_errors(args, exit_code):
 def test_explain_unknown_op_lists_the_operators():
     result = invoke("explain", "nope", "--shape", "2", "--dtype", "float32")
     assert result.exit_code == 2
-    assert "aclnnSoftmaxBackward" in result.output and "aclnnHardsigmoid" in result.output
+    for api in OPS:
+        assert api in result.output, result.output
 
 
 # ---------------------------------------------------------------------------------- codes ----

@@ -42,6 +42,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from opinfo import OP_DB
 from tensorspec import dense_strides
 
 from aclnn_py import acl, aclnn
@@ -71,24 +72,11 @@ def fuzz_settings(n: int, **kw):
 
 # ------------------------------------------------------------------------------ operators ----
 
-# params: CANN argument order of phase 1; writes: what phase 2 may write; empty_skips: tensors
-# whose emptiness makes the op succeed with no work (the docs' empty-tensor shortcut).
-OPS = {
-    "Softmax": dict(params=("self", "dim", "out"), writes=("out",), empty_skips=("self",),
-                    any_empty=True),
-    "SoftmaxBackward": dict(params=("gradOutput", "output", "dim", "out"), writes=("out",),
-                            empty_skips=("gradOutput", "output"), any_empty=True),
-    "LogSoftmax": dict(params=("self", "dim", "out"), writes=("out",), empty_skips=("self",),
-                       any_empty=True),
-    "LogSoftmaxBackward": dict(params=("gradOutput", "output", "dim", "out"), writes=("out",),
-                               empty_skips=("gradOutput", "output"), any_empty=True),
-    "Hardsigmoid": dict(params=("self", "out"), writes=("out",), empty_skips=("self",),
-                        any_empty=True),
-    "InplaceHardsigmoid": dict(params=("self",), writes=("self",), empty_skips=("self",),
-                               any_empty=True),
-    "HardsigmoidBackward": dict(params=("gradOutput", "self", "out"), writes=("out",),
-                                empty_skips=("gradOutput", "self", "out"), any_empty=True),
-}
+# From the operator table (tests/opinfo.py): params: CANN argument order of phase 1; writes: what
+# phase 2 may write; empty_skips: tensors whose emptiness makes the op succeed with no work (the
+# docs' empty-tensor shortcut).
+OPS = {op.name: dict(params=op.params, writes=(op.out,), empty_skips=op.empty_skips)
+       for op in OP_DB}
 
 
 def tensor_names(op: str) -> tuple:
@@ -199,15 +187,14 @@ def fuzz_stream():
 
 # ------------------------------------------------------- 1. phase 1 with random arguments ----
 
-VALID_DTYPES = {  # (input dtypes, out dtypes) phase 1 accepts on every SoC
-    "Softmax": ([F32, F16, F64], [F32, F16, F64]),
-    "LogSoftmax": ([F32, F16, F64], [F32, F16, F64]),
-    "SoftmaxBackward": ([F32, F16], [F32, F16, F64]),
-    "LogSoftmaxBackward": ([F32, F16], [F32, F16, F64]),
-    "Hardsigmoid": ([F32, F16, I32], None),  # out: self's dtype
-    "InplaceHardsigmoid": ([F32, F16, I32], None),
-    "HardsigmoidBackward": ([F32, F16], [F32, F16, F64]),
-}
+
+def _valid(op) -> tuple:
+    ins, outs = op.valid_dtypes()
+    return [int(d) for d in ins], None if outs is None else [int(d) for d in outs]
+
+
+# (input dtypes, out dtypes) phase 1 accepts on every SoC (None: out has self's dtype)
+VALID_DTYPES = {op.name: _valid(op) for op in OP_DB}
 
 
 PTR_KINDS = ("valid",) * 20 + ("null", "host", "freed", "small", "destroyed", "misaligned")
@@ -410,20 +397,21 @@ def test_phase1_random_arguments_with_extreme_strides_and_offsets(fuzz_stream, d
 
 
 @pytest.mark.parametrize("dims", [[-1], [2, -1]])
-@pytest.mark.parametrize("op", ["Softmax", "InplaceHardsigmoid"])
+@pytest.mark.parametrize("op", list(OPS))
 def test_negative_view_dim_is_rejected(op, dims, fuzz_stream):
     """Minimal repro of what the negative-dims fuzz finds: 161002 and a message, no exception
     and no plan over a negative element count."""
     arena = Arena()
     try:
         p = arena.malloc(64)
-        ts = [aclnn.aclCreateTensor(dims, F32, None, 0, ND, dims, p) for _ in range(2)]
+        names = tensor_names(op)
+        ts = [aclnn.aclCreateTensor(dims, F32, None, 0, ND, dims, p) for _ in names]
         arena.tensors += ts
-        args = {"Softmax": (ts[0], 0, ts[1]), "Hardsigmoid": (ts[0], ts[1]),
-                "InplaceHardsigmoid": (ts[0],)}[op]
+        built = dict(zip(names, ts))
+        args = [0 if n == "dim" else built[n] for n in OPS[op]["params"]]
         ws, ex, ret = phase1(op)(*args)
         assert (ws, ex, ret) == (0, None, 161002)
-        assert_message(ret, f"aclnn{op}GetWorkspaceSize", ("self", "out"))
+        assert_message(ret, f"aclnn{op}GetWorkspaceSize", names)
     finally:
         arena.release()
 

@@ -1,5 +1,6 @@
-"""aclnn_py.functional: softmax, log_softmax, log_softmax_backward, hardsigmoid and
-hardsigmoid_backward (docs/dtypes.md).
+"""aclnn_py.functional (docs/dtypes.md): softmax, softmax_backward, log_softmax,
+log_softmax_backward, hardsigmoid and hardsigmoid_backward, driven by the operator table
+(tests/opinfo.py: each operator's ``functional`` record).
 
 The functional layer accepts the union of what CANN and oneDNN accept: float64 for every op, any
 of the four float dtypes as out_dtype for every op (hardsigmoid too), and alpha/beta for both
@@ -14,119 +15,67 @@ out_dtype=float64)``.
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-import golden
 import ml_dtypes
 import numpy as np
 import pytest
+from opinfo import FLOATS, FUNCTIONAL, OPS, FnError, OpInfo, bf16, dname, f16, f32, f64
 
 import aclnn_py
 from aclnn_py import acl
 from aclnn_py import functional as F
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
-FLOATS = (F16, F32, F64, BF16)
-HS_DEFAULT = (1 / 6, 0.5)
+FNS = {op.functional.name: op for op in FUNCTIONAL}
 
 
-def dname(dt) -> str:
-    return "default" if dt is None else np.dtype(dt).name
+def fn_of(op: OpInfo) -> Callable:
+    return getattr(F, op.functional.name)
 
 
-# ------------------------------------------------------------------------------ functions ----
+def call(op: OpInfo, arrays: dict, dim=None, **kw):
+    """F.<fn>(*arrays in order[, dim], **kw); ``arrays`` keyed by the Python names."""
+    args = [arrays[n] for n in op.functional.args]
+    if op.has_dim:
+        args.append(dim)
+    return fn_of(op)(*args, **kw)
 
 
-@dataclass(frozen=True)
-class Fn:
-    name: str
-    inputs: tuple  # argument names, in order
-    has_dim: bool
-    backward: bool
-    hs: bool  # takes alpha/beta
-
-    @property
-    def func(self) -> Callable:
-        return getattr(F, self.name)
-
-    def call(self, arrays, dim=None, **kw):
-        args = [arrays[n] for n in self.inputs]
-        if self.has_dim:
-            args.append(dim)
-        return self.func(*args, **kw)
+def cann(op: OpInfo, arrays: dict) -> dict:
+    """The arrays keyed by the CANN argument they feed."""
+    return dict(zip(op.functional.cann, (arrays[n] for n in op.functional.args)))
 
 
-FNS = {
-    "softmax": Fn("softmax", ("x",), True, False, False),
-    "log_softmax": Fn("log_softmax", ("x",), True, False, False),
-    "log_softmax_backward": Fn("log_softmax_backward", ("grad_output", "output"), True, True,
-                               False),
-    "hardsigmoid": Fn("hardsigmoid", ("x",), False, False, True),
-    "hardsigmoid_backward": Fn("hardsigmoid_backward", ("grad_output", "x"), False, True, True),
-}
-
-
-def default_out(fn: str, arrays: dict) -> np.dtype:
-    """docs/dtypes.md: the input dtype; for hardsigmoid_backward the promoted dtype of its inputs
+def default_out(arrays: dict) -> np.dtype:
+    """docs/dtypes.md: the input dtype; for two inputs of different dtypes the promoted dtype
     (data_type_utils.h: float16 with bfloat16 -> float32, anything with float64 -> float64)."""
     dts = {np.dtype(a.dtype) for a in arrays.values()}
     if len(dts) == 1:
         return dts.pop()
-    return F64 if F64 in dts else F32
+    return f64 if f64 in dts else f32
 
 
-def reference(fn: str, arrays: dict, dim, out_dtype, alpha=1 / 6, beta=0.5) -> np.ndarray:
-    if fn == "softmax":
-        return golden.softmax(arrays["x"], dim)
-    if fn == "log_softmax":  # x is cast to out_dtype first and computed there
-        return golden.log_softmax(golden.round_to(arrays["x"], out_dtype), dim)
-    if fn == "log_softmax_backward":
-        return golden.log_softmax_backward(arrays["grad_output"], arrays["output"], dim)
-    if fn == "hardsigmoid":
-        x = arrays["x"]
-        return golden.hardsigmoid(x, alpha, beta, compute=golden.compute_dtype(x.dtype))
-    if fn == "hardsigmoid_backward":
-        g, x = arrays["grad_output"], arrays["x"]
-        return golden.hardsigmoid_backward(g, x, alpha, beta,
-                                           compute=golden.compute_dtype(g.dtype, x.dtype))
-    raise AssertionError(fn)
-
-
-def make_inputs(fn: str, shape, dtypes, seed: int) -> dict:
+def make_inputs(op: OpInfo, shape, dtypes, seed: int) -> dict:
+    """Random arrays in the table's ranges, keyed by the Python names."""
     rng = np.random.default_rng(seed)
     out = {}
-    for name, dt in zip(FNS[fn].inputs, dtypes):
-        if name == "output":
-            a = rng.uniform(-4.0, 0.0, shape)
-        elif name == "grad_output":
-            a = rng.uniform(-2.0, 2.0, shape)
-        elif FNS[fn].hs:
-            a = rng.uniform(-4.5, 4.5, shape)
-        else:
-            a = rng.uniform(-5.0, 5.0, shape)
-        out[name] = np.asarray(a).astype(dt)
+    for name, cname, dt in zip(op.functional.args, op.functional.cann, dtypes):
+        out[name] = np.asarray(rng.uniform(*op.ranges[cname], shape)).astype(dt)
     return out
 
 
-def compare(fn: str, got, arrays, dim, out_dtype, what="", alpha=1 / 6, beta=0.5) -> None:
+def compare(op: OpInfo, got, arrays, dim, out_dtype, what="", **attrs) -> None:
     assert isinstance(got, np.ndarray), type(got)
     assert got.dtype == np.dtype(out_dtype), f"{what}: dtype {got.dtype} != {out_dtype}"
     first = next(iter(arrays.values()))
     assert got.shape == first.shape
-    ref = reference(fn, arrays, dim, np.dtype(out_dtype), alpha, beta)
-    basis = golden.basis(*[a.dtype for a in arrays.values()], out_dtype)
-    golden.assert_close(got, ref, basis, backward=FNS[fn].backward, what=what)
+    op.assert_matches(got, cann(op, arrays), dim, out_dtype, what, **attrs)
 
 
-def _fmt_args(fn: str, arrays: dict, dim, extra: str = "") -> str:
-    parts = [f"{n}:{dname(a.dtype)}{list(a.shape)}" for n, a in arrays.items()]
-    if FNS[fn].has_dim:
-        parts.append(str(dim))
-    if extra:
-        parts.append(extra)
-    return f"F.{fn}({', '.join(parts)})"
+def n_in(op: OpInfo) -> int:
+    return len(op.functional.args)
 
 
 # ------------------------------------------------------------------- dtypes x out_dtype ----
@@ -134,7 +83,7 @@ def _fmt_args(fn: str, arrays: dict, dim, extra: str = "") -> str:
 
 @dataclass(frozen=True)
 class DtCase:
-    fn: str
+    op: str
     dtypes: tuple
     out_dtype: Optional[np.dtype]
     shape: tuple
@@ -142,59 +91,89 @@ class DtCase:
 
     @property
     def id(self) -> str:
-        parts = [f"{n}:{dname(d)}{list(self.shape)}" for n, d in zip(FNS[self.fn].inputs,
-                                                                       self.dtypes)]
-        if FNS[self.fn].has_dim:
+        op = OPS[self.op]
+        parts = [f"{n}:{dname(d)}{list(self.shape)}"
+                 for n, d in zip(op.functional.args, self.dtypes)]
+        if op.has_dim:
             parts.append(str(self.dim))
         parts.append(f"out_dtype={dname(self.out_dtype)}")
-        return f"F.{self.fn}({', '.join(parts)})"
+        return f"F.{op.functional.name}({', '.join(parts)})"
 
 
 DIM_SHAPES = (((4, 7), -1), ((3, 5, 2), 1), ((6,), 0), ((2, 1, 2, 1, 2, 1, 2, 2), -8))
 HS_SHAPES = ((4, 7), (3, 5, 2), (6,), (2, 1, 2, 1, 2, 1, 2, 2))
+# with the default out_dtype only: 4-D, 8-D along the last dim, a long axis
+EXTRA_DIM_SHAPES = (((2, 3, 4, 5), 0), ((2, 3, 4, 5), -2), ((2, 1, 2, 1, 2, 1, 2, 2), 7),
+                    ((1000,), 0))
+EXTRA_HS_SHAPES = ((2, 3, 4, 5), (1000,))
 DT_CASES = []
-for _fn, _f in FNS.items():
-    for _dt in FLOATS:
-        for _odt in (None,) + FLOATS:
-            if _f.has_dim:
-                DT_CASES += [DtCase(_fn, (_dt,) * len(_f.inputs), _odt, s, d)
-                             for s, d in DIM_SHAPES]
+for _op in FUNCTIONAL:
+    for _dt in _op.functional.dtypes:
+        _ins = (_dt,) * n_in(_op)
+        for _odt in (None,) + _op.functional.dtypes:
+            if _op.has_dim:
+                DT_CASES += [DtCase(_op.name, _ins, _odt, s, d) for s, d in DIM_SHAPES]
             else:
-                DT_CASES += [DtCase(_fn, (_dt,) * len(_f.inputs), _odt, s, None)
-                             for s in HS_SHAPES]
+                DT_CASES += [DtCase(_op.name, _ins, _odt, s, None) for s in HS_SHAPES]
+        if _op.has_dim:
+            DT_CASES += [DtCase(_op.name, _ins, None, s, d) for s, d in EXTRA_DIM_SHAPES]
+        else:
+            DT_CASES += [DtCase(_op.name, _ins, None, s, None) for s in EXTRA_HS_SHAPES]
 # hardsigmoid_backward with mixed input dtypes (promoted)
-for _g, _x in ((F16, BF16), (BF16, F16), (F32, F16), (F16, F64), (F64, BF16), (BF16, F32)):
+for _g, _x in ((f16, bf16), (bf16, f16), (f32, f16), (f16, f64), (f64, bf16), (bf16, f32)):
     for _odt in (None,) + FLOATS:
-        DT_CASES.append(DtCase("hardsigmoid_backward", (_g, _x), _odt, (5, 6), None))
+        DT_CASES.append(DtCase("HardsigmoidBackward", (_g, _x), _odt, (5, 6), None))
 
 
 @pytest.mark.parametrize("case", DT_CASES, ids=lambda c: c.id)
 def test_dtypes_and_out_dtype(case: DtCase):
-    arrays = make_inputs(case.fn, case.shape, case.dtypes, seed=len(case.id))
+    op = OPS[case.op]
+    arrays = make_inputs(op, case.shape, case.dtypes, seed=len(case.id))
     kw = {} if case.out_dtype is None else {"out_dtype": case.out_dtype}
-    got = FNS[case.fn].call(arrays, case.dim, **kw)
-    out_dtype = default_out(case.fn, arrays) if case.out_dtype is None else case.out_dtype
-    compare(case.fn, got, arrays, case.dim, out_dtype, case.id)
+    got = call(op, arrays, case.dim, **kw)
+    out_dtype = default_out(arrays) if case.out_dtype is None else case.out_dtype
+    compare(op, got, arrays, case.dim, out_dtype, case.id)
     assert acl.get_recent_err_msg() is None
 
 
-@pytest.mark.parametrize("fn", list(FNS), ids=lambda f: f"F.{f}(float64) is computed in float64")
-def test_float64_precision(fn):
+@pytest.mark.parametrize("shape", [(9, 11), (5, 9)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("op", FUNCTIONAL,
+                         ids=lambda o: f"F.{o.functional.name}(float64) is computed in float64")
+def test_float64_precision(op: OpInfo, shape):
     """The float64 tolerance (rtol 1e-10) catches any float32 shortcut."""
-    arrays = make_inputs(fn, (9, 11), (F64,) * len(FNS[fn].inputs), seed=5)
-    got = FNS[fn].call(arrays, -1)
-    compare(fn, got, arrays, -1, F64, fn)
+    arrays = make_inputs(op, shape, (f64,) * n_in(op), seed=5)
+    got = call(op, arrays, -1)
+    compare(op, got, arrays, -1, f64, op.functional.name)
 
 
 @pytest.mark.parametrize("out_dtype", [np.float16, "float32", np.dtype(np.float64),
                                        ml_dtypes.bfloat16, "bfloat16"],
                          ids=["np.float16", "'float32'", "np.dtype(float64)",
                               "ml_dtypes.bfloat16", "'bfloat16'"])
-@pytest.mark.parametrize("fn", list(FNS))
-def test_out_dtype_spellings(fn, out_dtype):
-    arrays = make_inputs(fn, (3, 4), (F32,) * len(FNS[fn].inputs), seed=6)
-    got = FNS[fn].call(arrays, 1, out_dtype=out_dtype)
-    compare(fn, got, arrays, 1, np.dtype(out_dtype), fn)
+@pytest.mark.parametrize("op", FUNCTIONAL, ids=lambda o: o.functional.name)
+def test_out_dtype_spellings(op: OpInfo, out_dtype):
+    arrays = make_inputs(op, (3, 4), (f32,) * n_in(op), seed=6)
+    got = call(op, arrays, 1, out_dtype=out_dtype)
+    compare(op, got, arrays, 1, np.dtype(out_dtype), op.functional.name)
+
+
+@pytest.mark.parametrize("op", [o for o in FUNCTIONAL if o.has_dim],
+                         ids=lambda o: f"F.{o.functional.name}(..., np.int64(-2)) is dim 0")
+def test_numpy_integer_dim(op: OpInfo):
+    """dim is positional and a NumPy integer works like a Python int."""
+    arrays = make_inputs(op, (3, 4), (f32,) * n_in(op), seed=8)
+    got = call(op, arrays, np.int64(-2))
+    compare(op, got, arrays, 0, f32, op.functional.name)
+
+
+@pytest.mark.parametrize("op", [o for o in FUNCTIONAL if o.functional.int32],
+                         ids=lambda o: f"F.{o.functional.name}(int32) is int32")
+def test_int32_in_int32_out(op: OpInfo):
+    """docs/dtypes.md: int32 hardsigmoid keeps int32 (clip(x/6 + 1/2) truncated)."""
+    xi = np.array([-4, 2, 3, 5], np.int32)
+    got = call(op, {op.functional.args[0]: xi})
+    assert got.dtype == np.int32 and got.tolist() == [0, 0, 1, 1]
+    op.assert_matches(got, {op.functional.cann[0]: xi}, None, np.int32)
 
 
 # -------------------------------------------------------------------------- alpha / beta ----
@@ -202,7 +181,7 @@ def test_out_dtype_spellings(fn, out_dtype):
 
 @dataclass(frozen=True)
 class AbCase:
-    fn: str
+    op: str
     dtype: np.dtype
     alpha: float
     beta: float
@@ -210,32 +189,33 @@ class AbCase:
 
     @property
     def id(self) -> str:
-        names = FNS[self.fn].inputs
-        parts = [f"{n}:{dname(self.dtype)}[41]" for n in names]
+        op = OPS[self.op]
+        parts = [f"{n}:{dname(self.dtype)}[41]" for n in op.functional.args]
         parts += [f"alpha={self.alpha!r}", f"beta={self.beta!r}"]
         if self.out_dtype is not None:
             parts.append(f"out_dtype={dname(self.out_dtype)}")
-        return f"F.{self.fn}({', '.join(parts)})"
+        return f"F.{op.functional.name}({', '.join(parts)})"
 
 
-AB_CASES = [AbCase(fn, dt, a, b, odt)
-            for fn in ("hardsigmoid", "hardsigmoid_backward")
+AB_CASES = [AbCase(op.name, dt, a, b, odt)
+            for op in FUNCTIONAL if op.functional.alpha_beta
             for dt in FLOATS
             for a, b in ((0.2, 0.5), (0.5, 0.0), (1.0, 0.25), (0.1, 0.3), (1 / 6, 0.5), (2, 1))
-            for odt in (None, F64)]
+            for odt in (None, f64)]
 
 
 @pytest.mark.parametrize("case", AB_CASES, ids=lambda c: c.id)
 def test_alpha_beta(case: AbCase):
+    op = OPS[case.op]
     x = np.linspace(-6.0, 6.0, 41).astype(case.dtype)  # includes the boundaries of most cases
-    arrays = {"x": x} if case.fn == "hardsigmoid" else \
+    arrays = {"x": x} if n_in(op) == 1 else \
         {"grad_output": np.linspace(2.0, -1.0, 41).astype(case.dtype), "x": x}
     kw = {"alpha": case.alpha, "beta": case.beta}
     if case.out_dtype is not None:
         kw["out_dtype"] = case.out_dtype
-    got = FNS[case.fn].call(arrays, **kw)
+    got = call(op, arrays, **kw)
     out_dtype = case.dtype if case.out_dtype is None else case.out_dtype
-    compare(case.fn, got, arrays, None, out_dtype, case.id, case.alpha, case.beta)
+    compare(op, got, arrays, None, out_dtype, case.id, alpha=case.alpha, beta=case.beta)
 
 
 @pytest.mark.parametrize("dt", FLOATS, ids=dname)
@@ -253,13 +233,15 @@ def test_alpha_beta_boundaries(dt):
 
 
 def test_default_alpha_beta_are_cann_values():
-    """Without alpha/beta the functional layer is aclnnHardsigmoid: alpha 1/6, beta 0.5, the
-    float32 mask (x = nextafter(3, 0) is blocked in float32)."""
+    """Without alpha/beta the functional layer is aclnnHardsigmoid: alpha 1/6, beta 0.5 (the
+    table's attributes), the float32 mask (x = nextafter(3, 0) is blocked in float32)."""
+    attrs = {a.name: a.default for a in OPS["Hardsigmoid"].attrs}
+    assert attrs == {"alpha": 1 / 6, "beta": 0.5}
     x = np.array([-3.0, 3.0, np.nextafter(np.float32(3), np.float32(0)), 1.0], np.float32)
     g = np.ones(4, np.float32)
     got = F.hardsigmoid_backward(g, x)
     assert got[:3].tolist() == [0.0, 0.0, 0.0]
-    assert got[3] == np.float32(1.0) * np.float32(1 / 6)
+    assert got[3] == np.float32(1.0) * np.float32(attrs["alpha"])
     np.testing.assert_allclose(F.hardsigmoid(x)[[0, 1, 3]], [0.0, 1.0, 4 / 6], rtol=1e-6)
 
 
@@ -268,7 +250,7 @@ def test_default_alpha_beta_are_cann_values():
 
 @dataclass(frozen=True)
 class ViewCase:
-    fn: str
+    op: str
     text: str
     view: Callable  # base (12x12) array -> view
     dim: Optional[int]
@@ -276,9 +258,10 @@ class ViewCase:
 
     @property
     def id(self) -> str:
-        args = ", ".join(f"{n}{self.text}" for n in FNS[self.fn].inputs)
-        d = f", {self.dim}" if FNS[self.fn].has_dim else ""
-        return f"F.{self.fn}({args}{d}) [{dname(self.dtype)}]"
+        op = OPS[self.op]
+        args = ", ".join(f"{n}{self.text}" for n in op.functional.args)
+        d = f", {self.dim}" if op.has_dim else ""
+        return f"F.{op.functional.name}({args}{d}) [{dname(self.dtype)}]"
 
 
 _VIEWS = [
@@ -295,126 +278,58 @@ _VIEWS = [
     ("[:, 5]", lambda a: a[:, 5], 0),
     ("[2, 3, ...] (0-d view)", lambda a: a[2, 3, ...], 0),
     ("broadcast_to(a[0], (4,12))", lambda a: np.broadcast_to(a[0], (4, 12)), 0),
+    ("broadcast_to(a[:, :1], (12,5))", lambda a: np.broadcast_to(a[:, :1], (12, 5)), 1),
 ]
-VIEW_CASES = [ViewCase(fn, t, v, d if FNS[fn].has_dim else None, dt)
-              for fn in FNS for dt in FLOATS for t, v, d in _VIEWS
-              if FNS[fn].has_dim or d in (0, None) or t != ".T"]
+VIEW_CASES = [ViewCase(op.name, t, v, d if op.has_dim else None, dt)
+              for op in FUNCTIONAL for dt in op.functional.dtypes for t, v, d in _VIEWS
+              if op.has_dim or d in (0, None) or t != ".T"]
 
 
 @pytest.mark.parametrize("case", VIEW_CASES, ids=lambda c: c.id)
 def test_non_contiguous_inputs(case: ViewCase):
-    base = make_inputs(case.fn, (12, 12), (case.dtype,) * len(FNS[case.fn].inputs),
-                       seed=len(case.id))
+    op = OPS[case.op]
+    base = make_inputs(op, (12, 12), (case.dtype,) * n_in(op), seed=len(case.id))
     arrays = {n: case.view(a) for n, a in base.items()}
     before = {n: a.copy() for n, a in arrays.items()}
-    got = FNS[case.fn].call(arrays, case.dim)
-    compare(case.fn, got, arrays, case.dim, case.dtype, case.id)
+    got = call(op, arrays, case.dim)
+    compare(op, got, arrays, case.dim, case.dtype, case.id)
     for n, a in arrays.items():
         assert np.array_equal(a, before[n], equal_nan=True), f"input {n} was modified"
 
 
-@pytest.mark.parametrize("fn", ["log_softmax_backward", "hardsigmoid_backward"])
-def test_mixed_layouts(fn):
+@pytest.mark.parametrize("op", [o for o in FUNCTIONAL if n_in(o) == 2],
+                         ids=lambda o: o.functional.name)
+def test_mixed_layouts(op: OpInfo):
     """The two inputs of a backward op may have different layouts."""
-    a = make_inputs(fn, (6, 8), (F32, F32), seed=1)
-    b = make_inputs(fn, (8, 6), (F32, F32), seed=2)
-    second = FNS[fn].inputs[1]
-    arrays = {FNS[fn].inputs[0]: a[FNS[fn].inputs[0]], second: b[second].T}
-    got = FNS[fn].call(arrays, 0)
-    compare(fn, got, arrays, 0, F32, fn)
+    first, second = op.functional.args
+    a = make_inputs(op, (6, 8), (f32, f32), seed=1)
+    b = make_inputs(op, (8, 6), (f32, f32), seed=2)
+    arrays = {first: a[first], second: b[second].T}
+    got = call(op, arrays, 0)
+    compare(op, got, arrays, 0, f32, op.functional.name)
 
 
 # ------------------------------------------------------------------------------- errors ----
 
-
-@dataclass(frozen=True)
-class ErrCase:
-    text: str  # the call, as a reproduction
-    call: Callable
-    exc: type
-    code: Optional[int] = None
-    word: Optional[str] = None  # must appear in the exception's message
-
-    @property
-    def id(self) -> str:
-        return f"{self.text} raises {self.exc.__name__}" + (f" {self.code}" if self.code else "")
+ERRORS = [(op, e) for op in FUNCTIONAL for e in op.functional.errors]
 
 
-_x = np.linspace(-2, 2, 6, dtype=np.float32).reshape(2, 3)
-_y = np.linspace(-3, -1, 6, dtype=np.float32).reshape(2, 3)
-P = aclnn_py.AclnnParamError
-ERR_CASES = [
-    ErrCase("F.softmax(x[2,3], 2)", lambda: F.softmax(_x, 2), P, 161002, "dim"),
-    ErrCase("F.softmax(x[2,3], -3)", lambda: F.softmax(_x, -3), P, 161002, "dim"),
-    ErrCase("F.softmax(x0d, 1)", lambda: F.softmax(np.ones((), F32), 1), P, 161002, "dim"),
-    ErrCase("F.softmax(x 9-D, 0)", lambda: F.softmax(np.ones((1,) * 9, F32), 0), P, 161002),
-    ErrCase("F.softmax(x int64, 0)", lambda: F.softmax(np.ones((2, 3), np.int64), 0), P,
-            161002, "self"),
-    ErrCase("F.softmax(x, 0, out_dtype=int32)", lambda: F.softmax(_x, 0, out_dtype=np.int32),
-            P, 161002, "out"),
-    ErrCase("F.log_softmax(x[2,3], 2)", lambda: F.log_softmax(_x, 2), P, 161002, "dim"),
-    ErrCase("F.log_softmax(x[2,3], -3)", lambda: F.log_softmax(_x, -3), P, 161002, "dim"),
-    ErrCase("F.log_softmax(x int32, 2) (dim is checked first)",
-            lambda: F.log_softmax(np.ones((2, 3), np.int32), 2), P, 161002, "dim"),
-    ErrCase("F.log_softmax(x, 0, out_dtype=int32)",
-            lambda: F.log_softmax(_x, 0, out_dtype=np.int32), P, 161002, "out"),
-    ErrCase("F.log_softmax_backward(g[2,3], y[2,3], 5)",
-            lambda: F.log_softmax_backward(_x, _y, 5), P, 161002, "dim"),
-    ErrCase("F.log_softmax_backward(g[2,3], y[2,4], 1)",
-            lambda: F.log_softmax_backward(_x, np.zeros((2, 4), F32), 1), P, 161002, "output"),
-    ErrCase("F.log_softmax_backward(g[2,3], y[2,4], 7) (shape before dim)",
-            lambda: F.log_softmax_backward(_x, np.zeros((2, 4), F32), 7), P, 161002, "output"),
-    ErrCase("F.log_softmax_backward(g float32, y float16, 1)",
-            lambda: F.log_softmax_backward(_x, _y.astype(F16), 1), P, 161002),
-    ErrCase("F.hardsigmoid(x int64)", lambda: F.hardsigmoid(np.ones((2, 3), np.int64)), P,
-            161002, "self"),
-    ErrCase("F.hardsigmoid(x 9-D)", lambda: F.hardsigmoid(np.ones((1,) * 9, F32)), P, 161002),
-    ErrCase("F.hardsigmoid(x, out_dtype=int64)",
-            lambda: F.hardsigmoid(_x, out_dtype=np.int64), P, 161002, "out"),
-    ErrCase("F.hardsigmoid_backward(g[2,3], x[2,4])",
-            lambda: F.hardsigmoid_backward(_x, np.zeros((2, 4), F32)), P, 161002),
-    ErrCase("F.hardsigmoid_backward(g, x, out_dtype=int32)",
-            lambda: F.hardsigmoid_backward(_x, _y, out_dtype=np.int32), P, 161002, "out"),
-    ErrCase("F.hardsigmoid_backward(g int32, x)",
-            lambda: F.hardsigmoid_backward(np.ones((2, 3), np.int32), _y), P, 161002,
-            "gradOutput"),
-    # Python type errors
-    ErrCase("F.softmax('abc', 0)", lambda: F.softmax("abc", 0), TypeError),
-    ErrCase("F.softmax(None, 0)", lambda: F.softmax(None, 0), TypeError),
-    ErrCase("F.softmax({}, 0)", lambda: F.softmax({}, 0), TypeError),
-    ErrCase("F.softmax(x, 1.0)", lambda: F.softmax(_x, 1.0), TypeError),
-    ErrCase("F.softmax(x, '1')", lambda: F.softmax(_x, "1"), TypeError),
-    ErrCase("F.log_softmax(object(), 0)", lambda: F.log_softmax(object(), 0), TypeError),
-    ErrCase("F.log_softmax(x, None)", lambda: F.log_softmax(_x, None), TypeError),
-    ErrCase("F.log_softmax_backward(g, 'y', 0)", lambda: F.log_softmax_backward(_x, "y", 0),
-            TypeError),
-    ErrCase("F.hardsigmoid(x, alpha='0.2')", lambda: F.hardsigmoid(_x, alpha="0.2"), TypeError),
-    ErrCase("F.hardsigmoid(x, beta=None)", lambda: F.hardsigmoid(_x, beta=None), TypeError),
-    ErrCase("F.hardsigmoid(x, alpha=[0.2])", lambda: F.hardsigmoid(_x, alpha=[0.2]), TypeError),
-    ErrCase("F.hardsigmoid(x, alpha=1j)", lambda: F.hardsigmoid(_x, alpha=1j), TypeError),
-    ErrCase("F.hardsigmoid(None)", lambda: F.hardsigmoid(None), TypeError),
-    ErrCase("F.hardsigmoid({'x': 1})", lambda: F.hardsigmoid({"x": 1}), TypeError),
-    ErrCase("F.hardsigmoid_backward(g, x, alpha='a')",
-            lambda: F.hardsigmoid_backward(_x, _y, alpha="a"), TypeError),
-    ErrCase("F.hardsigmoid_backward(g, x, beta=object())",
-            lambda: F.hardsigmoid_backward(_x, _y, beta=object()), TypeError),
-    ErrCase("F.hardsigmoid_backward(None, x)", lambda: F.hardsigmoid_backward(None, _y),
-            TypeError),
-    ErrCase("F.hardsigmoid_backward(g, object())",
-            lambda: F.hardsigmoid_backward(_x, object()), TypeError),
-    ErrCase("F.softmax(x, 0, out_dtype='not a dtype')",
-            lambda: F.softmax(_x, 0, out_dtype="not a dtype"), TypeError),
-    ErrCase("F.hardsigmoid(x, out_dtype='nope')", lambda: F.hardsigmoid(_x, out_dtype="nope"),
-            TypeError),
-]
+def exc_type(name: str) -> type:
+    return getattr(aclnn_py, name, None) or getattr(builtins, name)
 
 
-@pytest.mark.parametrize("case", ERR_CASES, ids=lambda c: c.id)
-def test_errors(case: ErrCase):
-    with pytest.raises(case.exc) as info:
-        case.call()
+def err_id(e: FnError) -> str:
+    return f"{e.text} raises {e.exc}" + (f" {e.code}" if e.code else "")
+
+
+@pytest.mark.parametrize("op,case", ERRORS, ids=[err_id(e) for _, e in ERRORS])
+def test_errors(op: OpInfo, case: FnError):
+    exc = exc_type(case.exc)
+    args, kwargs = case.args()
+    with pytest.raises(exc) as info:
+        fn_of(op)(*args, **kwargs)
     err = info.value
-    if issubclass(case.exc, aclnn_py.AclnnError):
+    if issubclass(exc, aclnn_py.AclnnError):
         assert type(err) is not aclnn_py.AclnnError, "AclnnError is never raised directly"
         assert isinstance(err, aclnn_py.AclnnError) and isinstance(err, ValueError)
         assert err.code == case.code
@@ -425,22 +340,20 @@ def test_errors(case: ErrCase):
     assert acl.get_recent_err_msg() is None, "the exception must consume the recent message"
 
 
-def test_no_device_memory_leaks():
-    from aclnn_py._C import lib
+@pytest.mark.parametrize("op", FUNCTIONAL, ids=lambda o: o.functional.name)
+def test_no_device_memory_leaks(op: OpInfo):
+    """Successful calls (strided inputs, a cast) and failing ones free what they allocate."""
+    from aclnn_py.runtime.core import lib
 
-    x = np.linspace(-4, 4, 20, dtype=np.float32).reshape(4, 5)
+    arrays = make_inputs(op, (4, 5), (f32,) * n_in(op), seed=9)
+    bad = next(e for e in op.functional.errors if e.exc == "AclnnParamError")
     before = lib.emu_mem_count()
-    F.softmax(x.T, 0, out_dtype=np.float16)
-    F.log_softmax(x, 1, out_dtype=np.float64)
-    F.log_softmax_backward(x, -np.abs(x), 0)
-    F.hardsigmoid(x[:, ::2], alpha=0.3)
-    F.hardsigmoid_backward(x, x.T.copy().T, out_dtype=np.float64)
-    for call in (lambda: F.softmax(x, 9), lambda: F.log_softmax(x, 9),
-                 lambda: F.log_softmax_backward(x, x[:, :4], 1),
-                 lambda: F.hardsigmoid(x, out_dtype=np.int64),
-                 lambda: F.hardsigmoid_backward(x, x[:3])):
-        with pytest.raises(aclnn_py.AclnnParamError):
-            call()
+    call(op, arrays, 1)
+    call(op, {n: a.T.copy().T for n, a in arrays.items()}, 0, out_dtype=np.float64)
+    call(op, {n: a[:, ::2] for n, a in arrays.items()}, 1, out_dtype=np.float16)
+    args, kwargs = bad.args()
+    with pytest.raises(aclnn_py.AclnnParamError):
+        fn_of(op)(*args, **kwargs)
     assert lib.emu_mem_count() == before
 
 
@@ -449,69 +362,79 @@ def test_no_device_memory_leaks():
 
 @dataclass(frozen=True)
 class EmptyCase:
-    fn: str
+    op: str
     shape: tuple
     dim: Optional[int]
     out_dtype: Optional[np.dtype]
 
     @property
     def id(self) -> str:
-        args = ", ".join(f"{n}:float32{list(self.shape)}" for n in FNS[self.fn].inputs)
-        d = f", {self.dim}" if FNS[self.fn].has_dim else ""
-        return f"F.{self.fn}({args}{d}, out_dtype={dname(self.out_dtype)})"
+        op = OPS[self.op]
+        args = ", ".join(f"{n}:float32{list(self.shape)}" for n in op.functional.args)
+        d = f", {self.dim}" if op.has_dim else ""
+        return f"F.{op.functional.name}({args}{d}, out_dtype={dname(self.out_dtype)})"
 
 
-EMPTY_CASES = [EmptyCase(fn, s, d if FNS[fn].has_dim else None, odt)
-               for fn in FNS
-               for s, d in (((2, 0), 1), ((2, 0), 0), ((0,), 0), ((0, 3, 4), -1))
-               for odt in (None, F64, BF16)
-               if FNS[fn].has_dim or d != 0 or s == (0,)]
+EMPTY_CASES = [EmptyCase(op.name, s, d if op.has_dim else None, odt)
+               for op in FUNCTIONAL
+               for s, d in (((2, 0), 1), ((2, 0), 0), ((0,), 0), ((0, 3, 4), -1), ((3, 0), 0))
+               for odt in (None, f64, bf16, f16)
+               if op.has_dim or d != 0 or s == (0,)]
 
 
 @pytest.mark.parametrize("case", EMPTY_CASES, ids=lambda c: c.id)
 def test_empty_arrays(case: EmptyCase):
-    arrays = {n: np.zeros(case.shape, np.float32) for n in FNS[case.fn].inputs}
+    op = OPS[case.op]
+    arrays = {n: np.zeros(case.shape, np.float32) for n in op.functional.args}
     kw = {} if case.out_dtype is None else {"out_dtype": case.out_dtype}
-    got = FNS[case.fn].call(arrays, case.dim, **kw)
+    got = call(op, arrays, case.dim, **kw)
     assert isinstance(got, np.ndarray)
     assert got.shape == case.shape
     assert got.dtype == np.dtype(case.out_dtype or np.float32)
 
 
 # 0-d: a 0-d tensor is a row of one (CANN docs), so softmax = 1 and log_softmax = 0
-ZERO_D = [
-    ("softmax", {"x": 2.75}, 0, 1.0),
-    ("softmax", {"x": -100.0}, -1, 1.0),
-    ("log_softmax", {"x": 2.75}, 0, 0.0),
-    ("log_softmax", {"x": -100.0}, -1, 0.0),
-    ("log_softmax_backward", {"grad_output": 1.5, "output": 0.0}, 0, 0.0),  # 1.5 - 1.5*e^0
-    ("log_softmax_backward", {"grad_output": 1.5, "output": -np.inf}, -1, 1.5),
-    ("hardsigmoid", {"x": 1.5}, None, 0.75),
-    ("hardsigmoid", {"x": -4.0}, None, 0.0),
-    ("hardsigmoid_backward", {"grad_output": 1.5, "x": 1.5}, None, 0.25),
-    ("hardsigmoid_backward", {"grad_output": 1.5, "x": 3.0}, None, 0.0),
-]
+ZERO_D = [(op, values, dim, expected, exact) for op in FUNCTIONAL
+          for values, dim, expected, exact in op.functional.zero_d]
+
+
+
+
+def zero_d_id(op: OpInfo, values: dict, dim, expected) -> str:
+    args = ", ".join(f"{k}={v}" for k, v in values.items())
+    return f"F.{op.functional.name}({args}{'' if dim is None else f', {dim}'}) == {expected}"
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=dname)
-@pytest.mark.parametrize("fn,values,dim,expected", ZERO_D,
-                         ids=[f"F.{f}({', '.join(f'{k}={v}' for k, v in vals.items())}"
-                              f"{'' if d is None else f', {d}'}) == {e}"
-                              for f, vals, d, e in ZERO_D])
-def test_zero_d_arrays(fn, values, dim, expected, dtype):
+@pytest.mark.parametrize("op,values,dim,expected,exact", ZERO_D,
+                         ids=[zero_d_id(o, v, d, e) for o, v, d, e, _ in ZERO_D])
+def test_zero_d_arrays(op: OpInfo, values, dim, expected, exact, dtype):
     arrays = {k: np.array(v, dtype=dtype) for k, v in values.items()}
-    got = FNS[fn].call(arrays, dim)
+    got = call(op, arrays, dim)
     assert got.shape == () and got.dtype == dtype
-    tol = {F16: 1e-3, BF16: 8e-3, F32: 1e-6, F64: 1e-12}[np.dtype(dtype)]
-    assert abs(float(got) - expected) <= tol, f"{fn}: {float(got)} != {expected}"
-    ref = reference(fn, arrays, dim, np.dtype(dtype))
+    ref = op.reference(cann(op, arrays), dim, np.dtype(dtype))
+    if exact:
+        assert float(ref) == expected, "case design: the golden disagrees"
+        assert float(got) == expected, f"{op.functional.name}: {float(got)} != {expected}"
+        return
+    tol = {f16: 1e-3, bf16: 8e-3, f32: 1e-6, f64: 1e-12}[np.dtype(dtype)]
+    assert abs(float(got) - expected) <= tol, f"{op.functional.name}: {float(got)} != {expected}"
     assert abs(float(ref) - expected) <= tol, "case design: the golden disagrees"
 
 
-@pytest.mark.parametrize("fn", list(FNS))
-def test_result_is_a_fresh_array(fn):
+@pytest.mark.parametrize("op", FUNCTIONAL, ids=lambda o: o.functional.name)
+def test_result_is_a_fresh_array(op: OpInfo):
     """NumPy in, NumPy out: the result never shares memory with an input."""
-    arrays = make_inputs(fn, (2, 3), (F32,) * len(FNS[fn].inputs), seed=7)
-    got = FNS[fn].call(arrays, 1)
+    arrays = make_inputs(op, (2, 3), (f32,) * n_in(op), seed=7)
+    got = call(op, arrays, 1)
     assert isinstance(got, np.ndarray)
     assert not any(np.shares_memory(got, a) for a in arrays.values())
+
+
+def test_every_functional_is_in_the_table():
+    """Every public operator function of aclnn_py.functional has a table entry (and only
+    InplaceHardsigmoid has none: NumPy arrays are never changed in place)."""
+    assert set(FNS) == {"softmax", "softmax_backward", "log_softmax", "log_softmax_backward",
+                        "hardsigmoid", "hardsigmoid_backward"}
+    assert all(callable(getattr(F, name)) for name in FNS)
+    assert {op.name for op in OPS.values() if op.functional is None} == {"InplaceHardsigmoid"}
