@@ -260,12 +260,13 @@ def run(api: str, workspace, workspace_size, executor, stream) -> int:
 def _launch(api: str, ex: aclOpExecutor, ws: int, st) -> int:
     """Bind the workspace and enqueue the templates: 0, EMU_LAUNCH_RANGE_NOT_LIVE, or a
     recorded code."""
-    blocking, ret = config.checked(api, config.launch_blocking)
-    if ret:
-        return ret
+    try:
+        blocking = config.launch_blocking()
+    except config.ConfigError:  # changed since acl.init: the code and its message
+        return config.checked(api, config.launch_blocking)[1]
     ex.bases[ex.ws_slot] = ws
     code = rt_launch.launch(st.handle, ex.templates, ex.ntasks, ex.bases, ex.ws_slot + 1,
-                            blocking)
+                            1 if blocking else 0)
     if code == rt.E.ACL_ERROR_RT_INVALID_HANDLE:  # the stream died during the call
         return record(api, S.ACLNN_ERR_RUNTIME_ERROR,
                       f"stream 0x{st.handle:x} was destroyed by another thread during the "

@@ -571,3 +571,30 @@ def test_phase1_again_with_a_workspace_plan(dev, stream):
         assert acl.rt.synchronize_stream(stream) == 0
         got = dev.download(optr, (3, 16), np.float32)[:, ::2]
         p.check(got)
+
+
+def test_free_epoch_moves_at_every_free(dev, stream):
+    """Phase 1 reuses the address checks of an earlier call only while no free happened since
+    (aclnn_py.runtime.free_epoch): every free must move it, a malloc need not."""
+    from aclnn_py import runtime as rt
+
+    before = rt.free_epoch()
+    ptr = dev.malloc(256)
+    assert rt.free_epoch() == before
+    assert acl.rt.free(ptr) == 0
+    dev.ptrs.remove(ptr)
+    assert rt.free_epoch() == before + 1
+
+
+def test_phase1_again_after_a_free_elsewhere_still_passes(dev, stream):
+    """A free of an unrelated buffer moves the epoch: phase 1 checks the addresses again and
+    still succeeds, and the launch computes the right result."""
+    p = Problem(dev, shape=(2, 9), seed=5)
+    p.phase1()
+    other = dev.malloc(64)
+    assert acl.rt.free(other) == 0
+    dev.ptrs.remove(other)
+    ws, ex = p.phase1()
+    assert aclnn.aclnnSoftmaxBackward(0, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    p.check(p.result())

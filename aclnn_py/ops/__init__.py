@@ -181,20 +181,30 @@ def register(op: OpDef) -> OpDef:
     return op
 
 
-def _typecheck(api: str, op: OpDef, args: tuple) -> dict:
-    if len(args) != len(op.params):
-        raise TypeError(f"{api}() takes {len(op.params)} arguments ({', '.join(op.params)}), "
+def _typecheck(api: str, op: OpDef, args: tuple) -> tuple[dict, tuple]:
+    """The arguments by name, as C receives them (TypeError for what C could not compile), and
+    their part of the plan cache's key (each tensor's descriptor, each int)."""
+    params = op.params
+    if len(args) != len(params):
+        raise TypeError(f"{api}() takes {len(params)} arguments ({', '.join(params)}), "
                         f"got {len(args)}")
     values = {}
-    for name, value in zip(op.params, args):
-        if name in op.int_params:  # int64_t: 2**63 wraps to -2**63, then the op's checks
+    parts: list = []
+    ints = op.int_params
+    for name, value in zip(params, args):
+        if name in ints:  # int64_t: 2**63 wraps to -2**63, then the op's checks
             if type(value) is not int or not -(1 << 63) <= value < 1 << 63:
                 value = c_int(api, name, value, "int64")
-        elif value is not None and not isinstance(value, aclTensor):
+            parts.append(value)
+        elif value is None:
+            parts.append(None)
+        elif isinstance(value, aclTensor):
+            parts.append(value.key)
+        else:
             raise TypeError(f"{api}: '{name}' must be an aclTensor or None, not "
                             f"{type(value).__name__}")
         values[name] = value
-    return values
+    return values, tuple(parts)
 
 
 # a dense view larger than this is rejected: no device holds it, and plans of such views would
@@ -372,13 +382,13 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
     no device memory (``aclnn-py explain``).
     """
     api = op.name + "GetWorkspaceSize"
-    values = _typecheck(api, op, args)
-    if soc is None:  # a bad ACLNN_EMU_SOC set after acl.init: a code, never an exception
-        soc, ret = config.checked(api, config.soc_profile, S.ACLNN_ERR_INNER)
-        if ret:
-            return 0, None, ret
-    key = (op.name, soc.name, extended, tuple(sorted(attrs.items())) if attrs else None,
-           *[v.key if type(v) is aclTensor else v for v in values.values()])
+    values, parts = _typecheck(api, op, args)
+    if soc is None:
+        try:
+            soc = config.soc_profile()
+        except config.ConfigError:  # a bad ACLNN_EMU_SOC set after acl.init: a code
+            return 0, None, config.checked(api, config.soc_profile, S.ACLNN_ERR_INNER)[1]
+    key = (op.name, soc.name, extended, tuple(sorted(attrs.items())) if attrs else None, parts)
     hit = _PLANS.get(key)
     if hit is not None:
         return _phase1_again(api, op, values, hit, check_memory)
@@ -393,7 +403,7 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
         inputs = [(n, values[n]) for n in op.inputs]
         outputs = [(n, values[n]) for n in op.outputs]
         if empty:
-            _remember(key, (Plan(), None))
+            _remember(key, [Plan(), None, None])
             return 0, aclOpExecutor(op.name, Plan(), inputs, outputs, -1), 0
         device = _view_checks(api, call, check_memory)
         if check_memory:
@@ -407,7 +417,7 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
     except Reject as rej:
         return 0, None, record(api, rej.code, rej.text)
     ex = aclOpExecutor(op.name, plan, inputs, outputs, device)
-    _remember(key, (plan, ex.templates))
+    _remember(key, [plan, ex.templates, None])
     return plan.ws_size, ex, 0
 
 
@@ -418,11 +428,16 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
 # successes are kept, so every error is still found by the checks in CANN's order) and runs
 # only what depends on addresses and handle state: destroyed tensors, the views' device memory,
 # one device, input/output overlap. The C task templates are shared by the executors of a plan.
+# An entry is [plan, templates, verdict]; the verdict is what the address checks of the last
+# call that passed them saw: (the tensors' addresses, the free epoch read before the checks, the
+# device). The same addresses with no free since (runtime.free_epoch) pass again: every range
+# that was live still is, and the device and the overlap depend on nothing else. (The verdict is
+# one tuple, replaced whole: threads never see a mix of two calls.)
 _PLANS: dict = {}
 _PLANS_MAX = 1024
 
 
-def _remember(key: tuple, entry: tuple) -> None:
+def _remember(key: tuple, entry: list) -> None:
     if len(_PLANS) >= _PLANS_MAX:
         try:  # the oldest (another thread may be evicting too)
             _PLANS.pop(next(iter(_PLANS)), None)
@@ -431,31 +446,47 @@ def _remember(key: tuple, entry: tuple) -> None:
     _PLANS[key] = entry
 
 
-def _phase1_again(api: str, op: OpDef, values: dict, hit: tuple, check_memory: bool):
+def _phase1_again(api: str, op: OpDef, values: dict, hit: list, check_memory: bool):
     """Phase 1 for descriptors validated and planned before: the checks that depend on
     addresses and handle state, with the results of the full path. One pass over the tensors
     in the common case; anything unusual takes the full checks, which say what is wrong in the
     full path's order (destroyed tensors first, then the views)."""
-    plan, templates = hit
+    plan, templates, verdict = hit
     inputs = [(n, values[n]) for n in op.inputs]
     outputs = [(n, values[n]) for n in op.outputs]
+    tensors = [t for t in values.values() if type(t) is aclTensor]
+    addrs = tuple([t.data for t in tensors])
+    epoch = rt.free_epoch()
     device = -1
     usual = True
-    for t in values.values():
-        if type(t) is not aclTensor:
-            continue
-        if t.destroyed or not plan.steps or t.empty:
-            usual = usual and not t.destroyed
-            continue
-        data = t.data
-        start = data + t.lo
-        dev = -1
-        if check_memory and data and 0 <= start and data + t.hi <= 1 << 64 \
-                and not start % t.itemsize:
-            dev = rt.range_device(start, t.hi - t.lo)
-        if dev < 0 or (device >= 0 and dev != device):
-            usual = False
-        device = dev
+    if (verdict is not None and check_memory and verdict[0] == addrs
+            and verdict[1] == epoch):
+        device = verdict[2]
+        for t in tensors:
+            if t.destroyed:
+                usual = False
+    else:
+        for t in tensors:
+            if t.destroyed or not plan.steps or t.empty:
+                usual = usual and not t.destroyed
+                continue
+            data = t.data
+            start = data + t.lo
+            dev = -1
+            if check_memory and data and 0 <= start and data + t.hi <= 1 << 64 \
+                    and not start % t.itemsize:
+                dev = rt.range_device(start, t.hi - t.lo)
+            if dev < 0 or (device >= 0 and dev != device):
+                usual = False
+            device = dev
+        if check_memory and plan.steps and usual:
+            if _ranges_meet(inputs, outputs):
+                try:
+                    check_overlap([(n, t, t.data) for n, t in inputs if t is not None],
+                                  [(n, t, t.data) for n, t in outputs if t is not None])
+                except Reject as rej:
+                    return 0, None, record(api, rej.code, rej.text)
+            hit[2] = (addrs, epoch, device)
     if not usual:
         for name, t in values.items():
             if type(t) is aclTensor and t.destroyed:
@@ -467,14 +498,14 @@ def _phase1_again(api: str, op: OpDef, values: dict, hit: tuple, check_memory: b
                                   check_memory)
         except Reject as rej:
             return 0, None, record(api, rej.code, rej.text)
+        if check_memory and plan.steps and _ranges_meet(inputs, outputs):
+            try:
+                check_overlap([(n, t, t.data) for n, t in inputs if t is not None],
+                              [(n, t, t.data) for n, t in outputs if t is not None])
+            except Reject as rej:
+                return 0, None, record(api, rej.code, rej.text)
     if not plan.steps:  # validated as empty: nothing to check or run
         return 0, aclOpExecutor(op.name, plan, inputs, outputs, -1), 0
-    if check_memory and _ranges_meet(inputs, outputs):
-        try:
-            check_overlap([(n, t, t.data) for n, t in inputs if t is not None],
-                          [(n, t, t.data) for n, t in outputs if t is not None])
-        except Reject as rej:
-            return 0, None, record(api, rej.code, rej.text)
     return plan.ws_size, aclOpExecutor(op.name, plan, inputs, outputs, device, templates), 0
 
 

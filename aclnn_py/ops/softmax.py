@@ -123,6 +123,8 @@ _WIDE = (BenchCase((1024, 4096), -1),)
 _BOTH = (BenchCase((1024, 4096), -1), BenchCase((64, 1024, 64), 1))
 
 _DIM = Arg("dim", INT, "the softmax axis, in [−n, n−1]; a 0-d tensor counts as n = 1")
+_GRAD_OUT = Arg("out", OUTPUT, "dL/dx; same shape as gradOutput; its dtype is not checked: the "
+                               "result is cast to it")
 
 
 # ---------------------------------------------------------------------- SoftmaxBackward ----
@@ -134,8 +136,7 @@ SOFTMAX_BACKWARD = register(OpDef(
         Arg("gradOutput", INPUT, "upstream gradient"),
         Arg("output", INPUT, "softmax forward result; same dtype and shape as gradOutput"),
         _DIM,
-        Arg("out", OUTPUT, "dL/dx; same shape as gradOutput; its dtype is not checked: the "
-                           "result is cast to it"),
+        _GRAD_OUT,
     ),
     dtypes=_table(("gradOutput", "output"), (F32, F16), FLOATS),
     empty=EMPTY_FIRST,  # non-regbase SoCs return success before any other check
@@ -271,8 +272,7 @@ LOG_SOFTMAX_BACKWARD = register(OpDef(
         Arg("output", INPUT, "log-softmax forward result; same dtype and shape as gradOutput"),
         Arg("dim", INT, "the axis, in [−n, n−1]; a 0-d tensor counts as n = 1 (CANN's doc "
                         "says [−n, n]; its code, and the emulator, reject n)"),
-        Arg("out", OUTPUT, "dL/dx; same shape as gradOutput; its dtype is not checked: the "
-                           "result is cast to it"),
+        _GRAD_OUT,
     ),
     dtypes=_table(("gradOutput", "output"), (F32, F16), FLOATS),
     empty=EMPTY_FIRST,  # non-regbase SoCs return success before any other check

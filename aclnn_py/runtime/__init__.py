@@ -64,6 +64,7 @@ from .memory import (
     find,
     find_freed,
     free,
+    free_epoch,
     free_host,
     freed_text,
     get_mem_info,
@@ -119,7 +120,8 @@ __all__ = [
     "internal_stream", "last_c_msg",
     # memory
     "MEMCPY_H2H", "MEMCPY_H2D", "MEMCPY_D2H", "MEMCPY_D2D", "MEMCPY_DEFAULT", "MEMCPY_H2B2D",
-    "HOST_ADDRESS_END", "check_range", "range_device", "find", "find_freed", "is_device",
+    "HOST_ADDRESS_END", "check_range", "free_epoch", "range_device", "find", "find_freed",
+    "is_device",
     "freed_text", "not_live_text", "check_device_range", "check_host_range", "device_alloc",
     "malloc", "device_free", "free", "release_device_memory", "raw_memcpy", "raw_free",
     "malloc_host", "free_host", "buffer_address", "host_buffer", "memcpy", "memcpy_async",

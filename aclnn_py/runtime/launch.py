@@ -9,7 +9,7 @@ in the kernel family's parameter struct (``emu_task.k``), which the C core's ker
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,9 +84,8 @@ def new_bases(addrs: Sequence[int]) -> Any:
 _BASES = ffi.typeof("uintptr_t[]")
 
 
-def launch(stream_handle: int, templates: Any, n: int, bases: Any, nbases: int,
-           blocking: bool) -> int:
-    """``emu_stream_launch``: 0; RANGE_NOT_LIVE (nothing enqueued: a bound range is not inside
-    one live device allocation); 107017 (the stream is gone); 207008; or, with ``blocking``,
-    the stream's fault. The message of a failure is ``core.last_c_msg()``."""
-    return lib.emu_stream_launch(stream_handle, templates, n, bases, nbases, 1 if blocking else 0)
+# emu_stream_launch(stream, templates, n, bases, nbases, blocking): 0; RANGE_NOT_LIVE (nothing
+# enqueued: a bound range is not inside one live device allocation); 107017 (the stream is
+# gone); 207008; or, with blocking=1, the stream's fault. The message of a failure is
+# core.last_c_msg(). The C function itself: a Python wrapper would cost as much as the launch.
+launch: Callable[[int, Any, int, Any, int, int], int] = lib.emu_stream_launch

@@ -8,6 +8,7 @@ documentation; docs/runtime.md ("Device memory") describes the emulator's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Optional
 
 from .. import config
@@ -53,6 +54,11 @@ def check_range(addr: int, nbytes: int) -> tuple[int, int]:
     dev = ffi.new("int32_t *")
     rc = lib.emu_mem_check_range(addr, nbytes, dev)
     return rc, (-1 if rc == MemRange.HOST else dev[0])
+
+
+# emu_mem_free_epoch(): a count of frees. While it has not moved, every range that was inside a
+# live allocation still is (phase 1 uses it to skip re-checking the same addresses).
+free_epoch: Callable[[], int] = lib.emu_mem_free_epoch
 
 
 def range_device(addr: int, nbytes: int) -> int:

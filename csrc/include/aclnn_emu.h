@@ -93,6 +93,8 @@ int emu_mem_check_range(uintptr_t addr, uint64_t nbytes, int32_t *device);
     /* EMU_MEM_*; *device is set for every result but EMU_MEM_HOST */
 int64_t emu_mem_range_device(uintptr_t addr, uint64_t nbytes);
     /* the device of a range inside one live allocation, or -EMU_MEM_* (one call, no out-param) */
+uint64_t emu_mem_free_epoch(void);
+    /* moves at every free: while it has not, every range found live is still live */
 int emu_mem_is_device(uintptr_t addr);                  /* 1 if addr lies in a device's range */
 uint64_t emu_mem_used(int32_t device);                  /* bytes reserved (padded sizes) */
 int64_t emu_mem_count(void);                            /* live allocations, all devices */

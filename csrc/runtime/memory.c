@@ -64,6 +64,9 @@ static uint64_t next_id = 1;
 static device_space spaces[EMU_MAX_DEVICES];
 static uint64_t page_size;
 static pthread_rwlock_t table_lock;
+/* Counts the frees (and the child's forgetting of the parent's allocations after fork): while it
+ * has not moved, every range that was inside a live allocation still is. */
+static uint64_t free_epoch;
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
 static void init_lock(void)
@@ -110,6 +113,7 @@ void emu_mem_atfork_parent(void) { pthread_rwlock_unlock(&table_lock); }
  * addresses read as "not a live allocation" for a long time. */
 void emu_mem_atfork_child(void)
 {
+    __atomic_add_fetch(&free_epoch, 1, __ATOMIC_RELEASE);
     for (int64_t i = 0; i < table_len; i++) {
         alloc_entry *e = &table[i];
         freed_ring[freed_next++ % FREED_RING] = *e;
@@ -375,9 +379,12 @@ int emu_mem_free(uintptr_t ptr)
     sp->used -= e.reserved;
     space_give(sp, e.base - sp->base, e.span); /* on OOM the range is lost, nothing else */
     freed_ring[freed_next++ % FREED_RING] = e;
+    __atomic_add_fetch(&free_epoch, 1, __ATOMIC_RELEASE);
     pthread_rwlock_unlock(&table_lock);
     return 0;
 }
+
+uint64_t emu_mem_free_epoch(void) { return __atomic_load_n(&free_epoch, __ATOMIC_ACQUIRE); }
 
 int emu_mem_find_freed(uintptr_t addr, uintptr_t *base, uint64_t *size)
 {
