@@ -218,6 +218,11 @@ def _check_rebind(api: str, ex: aclOpExecutor, kind: str, index: int, label: str
 # ---------------------------------------------------------------------------- phase 2 -----
 
 
+_S = rt.S  # the runtime state (its registries are replaced after fork(): look them up)
+_c_launch = rt_launch.launch
+_launch_blocking = config.launch_blocking
+
+
 def run(api: str, workspace, workspace_size, executor, stream) -> int:
     """CommonOpExecutorRun: the whole second phase of every operator. Checks the executor and
     the workspace, binds the workspace address and launches the templates phase 1 lowered."""
@@ -242,15 +247,24 @@ def run(api: str, workspace, workspace_size, executor, stream) -> int:
         ret = _check_launch(api, ex, ws, ws_size)
         if ret:
             return _refused(ex, api, "its arguments", ret)
-    st = rt.S.streams.get(stream) if type(stream) is int and stream else None
+    st = _S.streams.get(stream) if type(stream) is int and stream else None
     if st is None or st.device != ex.device or not ex.ntasks:
         return _launch_slow(api, ex, ws, stream)
-    code = _launch(api, ex, ws, st)
-    if code == rt_launch.RANGE_NOT_LIVE:  # a tensor was freed: say which
-        code = _check_tensors(api, ex) or record(
-            api, S.ACLNN_ERR_PARAM_INVALID, "a tensor of the launch is not inside a live "
-            "device allocation")
-        return _refused(ex, api, "its arguments", code)
+    # the common case, inline: bind the workspace, enqueue
+    try:
+        blocking = _launch_blocking()
+    except config.ConfigError:  # changed since acl.init: the code and its message
+        return config.checked(api, config.launch_blocking)[1]
+    slot = ex.ws_slot
+    ex.bases[slot] = ws
+    code = _c_launch(st.handle, ex.templates, ex.ntasks, ex.bases, slot + 1, 1 if blocking else 0)
+    if code:
+        code = _launch_result(api, st, code, blocking)
+        if code == rt_launch.RANGE_NOT_LIVE:  # a tensor was freed: say which
+            code = _check_tensors(api, ex) or record(
+                api, S.ACLNN_ERR_PARAM_INVALID, "a tensor of the launch is not inside a live "
+                "device allocation")
+            return _refused(ex, api, "its arguments", code)
     if not ex.repeatable:
         ex.state = CONSUMED
         ex.consumed_by = api
@@ -267,6 +281,12 @@ def _launch(api: str, ex: aclOpExecutor, ws: int, st) -> int:
     ex.bases[ex.ws_slot] = ws
     code = rt_launch.launch(st.handle, ex.templates, ex.ntasks, ex.bases, ex.ws_slot + 1,
                             1 if blocking else 0)
+    return _launch_result(api, st, code, blocking) if code else 0
+
+
+def _launch_result(api: str, st, code: int, blocking: bool) -> int:
+    """A launch that did not return 0: its code, recorded with its message (RANGE_NOT_LIVE is
+    left to the caller, which finds the tensor)."""
     if code == rt.E.ACL_ERROR_RT_INVALID_HANDLE:  # the stream died during the call
         return record(api, S.ACLNN_ERR_RUNTIME_ERROR,
                       f"stream 0x{st.handle:x} was destroyed by another thread during the "

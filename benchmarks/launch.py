@@ -12,13 +12,17 @@ An 8-element float32 aclnnSoftmaxBackward (the size of CANN's example) on an exp
 
 Baselines measured in the same run: the C core's own launch + synchronize of the same task
 templates called straight through cffi (the floor the Python layer adds to), and one trivial
-cffi call. Each figure is the median over R rounds of the per-call mean of N calls; ratios are
-against the C floor. Timings on a shared machine vary; compare ratios, and rerun.
+cffi call. Each figure is the median over R rounds of the per-call mean of N calls, and the
+median of all single calls; ratios are against the C floor. Timings on a shared virtual machine
+vary by run: on the 2-core machines we measured on, even pure-Python phase 1 took 6 µs or 10 µs
+depending on what the host ran beside the idle second core. Compare ratios, and rerun.
+``--pin CPU`` pins the calling thread (not the stream's worker) to one core.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
@@ -50,6 +54,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--pin", type=int, default=None, metavar="CPU",
+                        help="pin the calling thread to this core (after the stream exists)")
     args = parser.parse_args()
 
     assert acl.init(None) == 0 and acl.rt.set_device(0) == 0
@@ -65,6 +71,8 @@ def main() -> None:
         ptrs.append(p)
     grad, out_y, out = (aclnn.aclCreateTensor([n], aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_ND,
                                               [n], p) for p in ptrs)
+    if args.pin is not None:  # the worker thread exists already and keeps every core
+        os.sched_setaffinity(0, {args.pin})
     phase1 = aclnn.aclnnSoftmaxBackwardGetWorkspaceSize
     _, ex, ret = phase1(grad, out_y, -1, out)
     assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0

@@ -119,9 +119,9 @@ def synchronize_stream(stream) -> int:
             return ret
         assert st is not None
     code = lib.emu_stream_synchronize(st.handle, ffi.NULL, 0)
-    if code == E.ACL_ERROR_RT_INVALID_HANDLE:
-        return _stream_gone(api, st)
     if code:
+        if code == E.ACL_ERROR_RT_INVALID_HANDLE:
+            return _stream_gone(api, st)
         record(api, code, f"a task failed on the stream: {last_c_msg()}")
     return code
 
