@@ -249,8 +249,10 @@ def run(api: str, workspace, workspace_size, executor, stream) -> int:
             return _refused(ex, api, "its arguments", ret)
     st = _S.streams.get(stream) if type(stream) is int and stream else None
     if st is None or st.device != ex.device or not ex.ntasks:
-        return _launch_slow(api, ex, ws, stream)
-    # the common case, inline: bind the workspace, enqueue
+        st, code = _stream_slow(api, ex, stream)
+        if st is None:  # refused, or nothing to run
+            return code
+    # bind the workspace, enqueue
     try:
         blocking = _launch_blocking()
     except config.ConfigError:  # changed since acl.init: the code and its message
@@ -266,22 +268,8 @@ def run(api: str, workspace, workspace_size, executor, stream) -> int:
                 "device allocation")
             return _refused(ex, api, "its arguments", code)
     if not ex.repeatable:
-        ex.state = CONSUMED
-        ex.consumed_by = api
+        _consume(ex, api)
     return code
-
-
-def _launch(api: str, ex: aclOpExecutor, ws: int, st) -> int:
-    """Bind the workspace and enqueue the templates: 0, EMU_LAUNCH_RANGE_NOT_LIVE, or a
-    recorded code."""
-    try:
-        blocking = config.launch_blocking()
-    except config.ConfigError:  # changed since acl.init: the code and its message
-        return config.checked(api, config.launch_blocking)[1]
-    ex.bases[ex.ws_slot] = ws
-    code = rt_launch.launch(st.handle, ex.templates, ex.ntasks, ex.bases, ex.ws_slot + 1,
-                            1 if blocking else 0)
-    return _launch_result(api, st, code, blocking) if code else 0
 
 
 def _launch_result(api: str, st, code: int, blocking: bool) -> int:
@@ -291,40 +279,35 @@ def _launch_result(api: str, st, code: int, blocking: bool) -> int:
         return record(api, S.ACLNN_ERR_RUNTIME_ERROR,
                       f"stream 0x{st.handle:x} was destroyed by another thread during the "
                       "launch; nothing was enqueued")
-    if code and code != rt_launch.RANGE_NOT_LIVE:
+    if code != rt_launch.RANGE_NOT_LIVE:
         record(api, code, f"{'(ACL_LAUNCH_BLOCKING=1) ' if blocking else ''}{rt.last_c_msg()}")
     return code
 
 
-def _launch_slow(api: str, ex: aclOpExecutor, ws: int, stream) -> int:
-    """Phase 2 when the stream is the default one, unknown, on another device, or there is
-    nothing to run: the checks in their documented order (tensors, stream, device)."""
+def _stream_slow(api: str, ex: aclOpExecutor, stream) -> tuple:
+    """Phase 2's stream when it is the default one, unknown, on another device, or there is
+    nothing to run: the checks in their documented order (tensors, stream, device).
+    (stream, 0) to launch on; (None, code) when refused or done (nothing to run)."""
     if ex.ntasks:
         ret = _check_tensors(api, ex)
         if ret:
-            return _refused(ex, api, "its arguments", ret)
+            return None, _refused(ex, api, "its arguments", ret)
     with rt.S.lock:
         st, sret = rt.resolve_stream(api, stream)
     if sret:
-        return _refused(ex, api, "its stream", record(
+        return None, _refused(ex, api, "its stream", record(
             api, S.ACLNN_ERR_RUNTIME_ERROR, f"stream {stream!r} cannot be used (runtime code "
             f"{sret}; see the message above)"))
     assert st is not None
-    if ex.ntasks and st.device != ex.device:
-        return _refused(ex, api, "its stream", record(
+    if not ex.ntasks:
+        if not ex.repeatable:
+            _consume(ex, api)
+        return None, 0
+    if st.device != ex.device:
+        return None, _refused(ex, api, "its stream", record(
             api, S.ACLNN_ERR_RUNTIME_ERROR, f"stream 0x{st.handle:x} belongs to device "
             f"{st.device} but the tensors are on device {ex.device}"))
-    code = 0
-    if ex.ntasks:
-        code = _launch(api, ex, ws, st)
-        if code == rt_launch.RANGE_NOT_LIVE:  # freed by another thread meanwhile
-            code = _check_tensors(api, ex) or record(
-                api, S.ACLNN_ERR_PARAM_INVALID, "a tensor of the launch is not inside a live "
-                "device allocation")
-            return _refused(ex, api, "its arguments", code)
-    if not ex.repeatable:
-        _consume(ex, api)
-    return code
+    return st, 0
 
 
 def _refused(ex: aclOpExecutor, api: str, what: str, code: int) -> int:

@@ -448,65 +448,54 @@ def _remember(key: tuple, entry: list) -> None:
 
 def _phase1_again(api: str, op: OpDef, values: dict, hit: list, check_memory: bool):
     """Phase 1 for descriptors validated and planned before: the checks that depend on
-    addresses and handle state, with the results of the full path. One pass over the tensors
-    in the common case; anything unusual takes the full checks, which say what is wrong in the
-    full path's order (destroyed tensors first, then the views)."""
+    addresses and handle state, with the results and order of the full path (destroyed tensors,
+    then the views, then the overlap). Skipped when the plan's last verdict still holds."""
     plan, templates, verdict = hit
     inputs = [(n, values[n]) for n in op.inputs]
     outputs = [(n, values[n]) for n in op.outputs]
     tensors = [t for t in values.values() if type(t) is aclTensor]
-    addrs = tuple([t.data for t in tensors])
-    epoch = rt.free_epoch()
-    device = -1
-    usual = True
-    if (verdict is not None and check_memory and verdict[0] == addrs
-            and verdict[1] == epoch):
-        device = verdict[2]
-        for t in tensors:
-            if t.destroyed:
-                usual = False
-    else:
-        for t in tensors:
-            if t.destroyed or not plan.steps or t.empty:
-                usual = usual and not t.destroyed
-                continue
-            data = t.data
-            start = data + t.lo
-            dev = -1
-            if check_memory and data and 0 <= start and data + t.hi <= 1 << 64 \
-                    and not start % t.itemsize:
-                dev = rt.range_device(start, t.hi - t.lo)
-            if dev < 0 or (device >= 0 and dev != device):
-                usual = False
-            device = dev
-        if check_memory and plan.steps and usual:
-            if _ranges_meet(inputs, outputs):
-                try:
-                    check_overlap([(n, t, t.data) for n, t in inputs if t is not None],
-                                  [(n, t, t.data) for n, t in outputs if t is not None])
-                except Reject as rej:
-                    return 0, None, record(api, rej.code, rej.text)
-            hit[2] = (addrs, epoch, device)
-    if not usual:
-        for name, t in values.items():
-            if type(t) is aclTensor and t.destroyed:
-                return 0, None, record(api, S.ACLNN_ERR_PARAM_INVALID,
-                                       f"Tensor {name} was already destroyed by "
-                                       "aclDestroyTensor.")
-        try:
-            device = _view_checks(api, Call(op, values, _soc.PROFILES[_soc.DEFAULT_SOC], False),
-                                  check_memory)
-        except Reject as rej:
-            return 0, None, record(api, rej.code, rej.text)
-        if check_memory and plan.steps and _ranges_meet(inputs, outputs):
-            try:
-                check_overlap([(n, t, t.data) for n, t in inputs if t is not None],
-                              [(n, t, t.data) for n, t in outputs if t is not None])
-            except Reject as rej:
-                return 0, None, record(api, rej.code, rej.text)
+    for name, t in values.items():
+        if type(t) is aclTensor and t.destroyed:
+            return 0, None, record(api, S.ACLNN_ERR_PARAM_INVALID,
+                                   f"Tensor {name} was already destroyed by aclDestroyTensor.")
     if not plan.steps:  # validated as empty: nothing to check or run
         return 0, aclOpExecutor(op.name, plan, inputs, outputs, -1), 0
+    addrs = tuple([t.data for t in tensors])
+    epoch = rt.free_epoch()
+    if check_memory and verdict is not None and verdict[0] == addrs and verdict[1] == epoch:
+        device = verdict[2]
+    else:
+        device = _views_device(tensors) if check_memory else -1
+        try:
+            if device < 0:  # not the common case: the full checks say what is wrong
+                device = _view_checks(api, Call(op, values, _soc.PROFILES[_soc.DEFAULT_SOC],
+                                                False), check_memory)
+            if check_memory and _ranges_meet(inputs, outputs):
+                check_overlap([(n, t, t.data) for n, t in inputs if t is not None],
+                              [(n, t, t.data) for n, t in outputs if t is not None])
+        except Reject as rej:
+            return 0, None, record(api, rej.code, rej.text)
+        if check_memory:
+            hit[2] = (addrs, epoch, device)
     return plan.ws_size, aclOpExecutor(op.name, plan, inputs, outputs, device, templates), 0
+
+
+def _views_device(tensors: list) -> int:
+    """The device of every non-empty view when each is non-null, aligned, inside the address
+    space and inside one live allocation, all on one device; -1 for anything else."""
+    device = -1
+    for t in tensors:
+        if t.empty:
+            continue
+        data = t.data
+        start = data + t.lo
+        if not data or start < 0 or data + t.hi > 1 << 64 or start % t.itemsize:
+            return -1
+        dev = rt.range_device(start, t.hi - t.lo)
+        if dev < 0 or (device >= 0 and dev != device):
+            return -1
+        device = dev
+    return device
 
 
 def _ranges_meet(inputs, outputs) -> bool:

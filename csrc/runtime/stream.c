@@ -289,17 +289,17 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Polls (without the lock) until done(s) or SPIN_NS pass; whether done(s). */
-static int spin_until(emu_stream *s, int (*done)(emu_stream *))
+/* Polls (without the lock) until done(s, arg) or SPIN_NS pass; whether done(s, arg). */
+static int spin_until(emu_stream *s, int (*done)(emu_stream *, int64_t), int64_t arg)
 {
     int64_t deadline = now_ns() + SPIN_NS;
     for (unsigned i = 1;; i++) {
-        if (done(s))
+        if (done(s, arg))
             return 1;
         cpu_relax();
         if (i % 64 == 0) {
             if (now_ns() > deadline)
-                return done(s);
+                return done(s, arg);
             /* let a thread that shares this core run: the one this thread waits for, or the
                caller a woken worker preempted */
             sched_yield();
@@ -307,8 +307,9 @@ static int spin_until(emu_stream *s, int (*done)(emu_stream *))
     }
 }
 
-static int worker_has_work(emu_stream *s)
+static int worker_has_work(emu_stream *s, int64_t unused)
 {
+    (void)unused;
     return (LOAD(s->count) > 0 && !LOAD(s->busy)) || LOAD(s->stop);
 }
 
@@ -343,7 +344,7 @@ static void *worker_main(void *arg)
             break; /* stopping, and nothing is left */
         STORE(s->spinning, 1);
         pthread_mutex_unlock(&s->mu);
-        spin_until(s, worker_has_work);
+        spin_until(s, worker_has_work, 0);
         pthread_mutex_lock(&s->mu);
         STORE(s->spinning, 0); /* from here on a submit wakes the worker */
         if ((s->count > 0 && !s->busy) || s->stop)
@@ -418,17 +419,10 @@ static int take_fault_locked(emu_stream *s, char *msg, int msglen)
  * worker thread and sleep, the caller runs queued tasks itself while the worker is idle (a thread
  * hand-off costs tens of microseconds; a small task costs less). Tasks enqueued after the call
  * started are left to the worker. */
-typedef struct sync_wait {
-    emu_stream *s;
-    int64_t target;
-} sync_wait;
-
-static __thread sync_wait sync_target; /* what this thread's spin in sync_stream waits for */
-
-static int sync_may_proceed(emu_stream *s)
+/* A synchronize may stop polling: its tasks are done, or the next one is free to run here. */
+static int sync_may_proceed(emu_stream *s, int64_t target)
 {
-    return LOAD(s->completed) >= sync_target.target ||
-           (LOAD(s->count) > 0 && !LOAD(s->busy));
+    return LOAD(s->completed) >= target || (LOAD(s->count) > 0 && !LOAD(s->busy));
 }
 
 static int sync_stream(emu_stream *s, char *msg, int msglen)
@@ -441,10 +435,8 @@ static int sync_stream(emu_stream *s, char *msg, int msglen)
             continue;
         }
         /* another thread runs the stream's task: poll briefly for its end before sleeping */
-        sync_target.s = s;
-        sync_target.target = target;
         pthread_mutex_unlock(&s->mu);
-        int ready = spin_until(s, sync_may_proceed);
+        int ready = spin_until(s, sync_may_proceed, target);
         pthread_mutex_lock(&s->mu);
         if (!ready && s->completed < target && (s->busy || s->count == 0))
             pthread_cond_wait(&s->done_cv, &s->mu);
