@@ -30,6 +30,8 @@ _overrides: dict[str, str] = {}
 # device's memory is one reserved virtual address range of MAX_MEM_LIMIT bytes.
 MAX_DEVICES = 64
 MAX_MEM_LIMIT = 1 << 40
+# The kernel pool's limit (EMU_MAX_THREADS in csrc/include/aclnn_emu.h).
+MAX_THREADS = 1024
 
 
 class ConfigError(ValueError):
@@ -174,9 +176,20 @@ def mem_limit() -> int:
     return n
 
 
+def default_num_threads() -> int:
+    """The cores this process may run on (its CPU affinity), at most MAX_THREADS."""
+    n = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+         else (os.cpu_count() or 1))
+    return max(1, min(n, MAX_THREADS))
+
+
 def num_threads() -> int:
-    return _int("ACLNN_EMU_NUM_THREADS", len(os.sched_getaffinity(0))
-                if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 1)
+    """The kernel threads shared by every stream (the stream's own thread counted)."""
+    n = _int("ACLNN_EMU_NUM_THREADS", default_num_threads(), 1)
+    if n > MAX_THREADS:
+        raise ConfigError(f"ACLNN_EMU_NUM_THREADS={n} is more than the emulator can hold: at "
+                          f"most {MAX_THREADS} threads (MAX_THREADS)")
+    return n
 
 
 def poison() -> tuple[bool, int]:

@@ -16,6 +16,9 @@ Modules, each depending only on those above it:
 - ``events``: events;
 - ``launch``: executor launches (a plan's C task templates, bound and enqueued in one call).
 
+``num_threads`` / ``set_num_threads`` (from ``core``) read and set the kernel thread count;
+``isa_name``, ``llc_bytes`` and ``floor_call`` (from ``core``) serve ``aclnn-py bench``.
+
 The enumerations are in :mod:`aclnn_py.enums`. Every public name of the modules is re-exported
 here: ``from aclnn_py import runtime as rt; rt.malloc(...)``.
 """
@@ -108,6 +111,11 @@ from .streams import (
 )
 
 last_c_msg = core.last_c_msg
+num_threads = core.num_threads
+set_num_threads = core.set_num_threads
+isa_name = core.isa_name
+llc_bytes = core.llc_bytes
+floor_call = core.floor_call
 
 __all__ = [
     "core", "devices", "events", "memory", "state", "streams", "E",
@@ -118,6 +126,10 @@ __all__ = [
     "open_stream", "close_stream", "create_stream", "resolve_stream", "destroy_stream",
     "synchronize_stream", "synchronize_device", "new_task", "add_range", "submit",
     "internal_stream", "last_c_msg",
+    # kernel threads
+    "num_threads", "set_num_threads",
+    # aclnn-py bench
+    "isa_name", "llc_bytes", "floor_call",
     # memory
     "MEMCPY_H2H", "MEMCPY_H2D", "MEMCPY_D2H", "MEMCPY_D2D", "MEMCPY_DEFAULT", "MEMCPY_H2B2D",
     "HOST_ADDRESS_END", "check_range", "free_epoch", "range_device", "find", "find_freed",

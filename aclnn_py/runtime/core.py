@@ -5,12 +5,17 @@ the streams with their worker threads, the events and the kernels. The other mod
 ``aclnn_py.runtime`` call it through ``lib`` and ``ffi`` from here; the rest of the package calls
 the runtime's functions. ``ffi`` and ``lib`` are importable from here for the modules that still
 build C task records themselves (tests/test_layering.py lists them).
+
+The kernel thread count (``num_threads`` / ``set_num_threads``) is set here too: from
+``ACLNN_EMU_NUM_THREADS`` when this module is imported, and again at acl.init / acl.finalize.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+from .. import config
 
 try:
     from aclnn_py._emu import ffi, lib
@@ -29,6 +34,7 @@ except ImportError as exc:  # pragma: no cover - only when the package was not b
     ) from exc
 
 MSG_LEN: int = lib.EMU_MSG_LEN
+MAX_THREADS: int = lib.EMU_MAX_THREADS
 
 
 def new_msg() -> Any:
@@ -54,4 +60,78 @@ def new_tasks(n: int) -> Any:
     return ffi.new("emu_task[]", n)
 
 
-__all__ = ["ffi", "lib", "new_msg", "msg_text", "last_c_msg", "new_tasks", "MSG_LEN"]
+# ------------------------------------------------------------------------ kernel threads ----
+
+
+def num_threads() -> int:
+    """The threads that compute kernels: one pool shared by every stream, the calling stream's
+    thread counted (docs/runtime.md "Kernel threads")."""
+    return int(lib.aclk_num_threads())
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` kernel threads (1 to ``MAX_THREADS``) from the next kernel on; callable at any
+    time from any thread (a kernel in flight finishes with the threads it has). The configured
+    value (``ACLNN_EMU_NUM_THREADS``) replaces it again at the next ``acl.init`` or
+    ``acl.finalize``.
+
+    Raises:
+        TypeError: ``n`` is not an int.  ValueError: ``n`` is out of range.
+    """
+    if isinstance(n, bool) or not hasattr(n, "__index__"):
+        raise TypeError(f"set_num_threads: n must be an int, not {type(n).__name__}")
+    value = n.__index__()
+    if not 1 <= value <= MAX_THREADS:
+        raise ValueError(f"set_num_threads: n={value} is out of range: the kernel thread count "
+                         f"must be between 1 and {MAX_THREADS}")
+    lib.aclk_set_num_threads(value)
+
+
+def apply_thread_config(at_import: bool = False) -> None:
+    """Size the kernel pool from ``ACLNN_EMU_NUM_THREADS`` (the environment, or acl.init's JSON
+    file): when the runtime is imported, and at acl.init / acl.finalize. A bad value is left for
+    acl.init to report: at import the pool gets the default (the cores this process may use),
+    later the count stays as it is."""
+    try:
+        n = config.num_threads()
+    except config.ConfigError:
+        if not at_import:
+            return
+        n = config.default_num_threads()
+    lib.aclk_set_num_threads(n)
+
+
+apply_thread_config(at_import=True)
+
+
+# ---------------------------------------------------------------------- `aclnn-py bench` ----
+
+
+def isa_name() -> str:
+    """The instruction-set level the kernels were dispatched to when the library loaded."""
+    return ffi.string(lib.aclk_isa_name()).decode()
+
+
+def llc_bytes() -> int:
+    """The last-level cache the kernels size their store policy by (bytes)."""
+    return int(lib.aclk_llc_bytes())
+
+
+def floor_call(kind: str, addrs: tuple, nbytes: int) -> Callable[[], None]:
+    """The benchmark floor bound to its arguments: a same-footprint memory operation on the
+    kernel pool over host addresses (device memory included; the caller keeps it alive).
+    ``"copy"``: ``addrs = (dst, src)``, dst = src; ``"add"``: ``addrs = (a, b, out)``, out = a + b
+    as 32-bit words (``nbytes`` a multiple of 4)."""
+    p = [ffi.cast("void *", a) for a in addrs]
+    if kind == "copy":
+        copy, dst, src = lib.aclk_floor_copy, p[0], p[1]
+        return lambda: copy(dst, src, nbytes)
+    if kind == "add":
+        add, a, b, out = lib.aclk_floor_add, p[0], p[1], p[2]
+        return lambda: add(a, b, out, nbytes)
+    raise ValueError(f"floor_call: kind must be 'copy' or 'add', not {kind!r}")
+
+
+__all__ = ["ffi", "lib", "new_msg", "msg_text", "last_c_msg", "new_tasks", "MSG_LEN",
+           "MAX_THREADS", "num_threads", "set_num_threads", "apply_thread_config", "isa_name",
+           "floor_call"]

@@ -14,6 +14,7 @@ from .. import config
 from ..enums import aclrtRunMode
 from ..status import aclError as E
 from ..status import record
+from .core import apply_thread_config
 from .memory import release_device_memory
 from .state import Context, S, current, lookup, require_int
 from .streams import close_stream, open_stream
@@ -52,6 +53,7 @@ def init(config_path) -> int:
             config.clear_overrides()  # a failed aclInit initialises nothing
             return record(api, E.ACL_ERROR_INVALID_PARAM, f"environment: {exc}")
         S.initialized = True
+        apply_thread_config()  # the file may set ACLNN_EMU_NUM_THREADS
         return 0
 
 
@@ -67,6 +69,7 @@ def finalize() -> int:
             _release_device(dev)
         S.initialized = False
         config.clear_overrides()
+        apply_thread_config()  # the environment's value again, without the file's
         return 0
 
 

@@ -54,8 +54,40 @@ int aclk_cast(int src_dtype, const void *src, int dst_dtype, void *dst, int64_t 
 int aclk_strided_copy(int64_t elem_size, int ndim, const int64_t *shape,
                       const void *src, const int64_t *src_strides,
                       void *dst, const int64_t *dst_strides);
+/* Kernel threads (runtime/pool.c): one pool shared by every stream; at most n threads compute
+   kernel chunks at once in the whole process. set_num_threads(n), 1 <= n <= EMU_MAX_THREADS
+   (clamped), takes effect for the next kernel and may be called at any time from any thread;
+   the default is 1 until Python applies ACLNN_EMU_NUM_THREADS. */
+#define EMU_MAX_THREADS 1024
 int aclk_num_threads(void);
 void aclk_set_num_threads(int n);
+/* The benchmark floor (runtime/pool.c): same-footprint memory operations on the kernel pool.
+   copy: dst = src, nbytes bytes; add: out = a + b as 32-bit words (wrapping), nbytes bytes (a
+   multiple of 4). */
+void aclk_floor_copy(void *dst, const void *src, int64_t nbytes);
+void aclk_floor_add(const void *a, const void *b, void *out, int64_t nbytes);
+/* TEST HOOKS of the pool (tests/test_threads.py), not an API:
+   emu_test_parallel_sum(n, grain): aclk_parallel_for over [0, n); 0 if every item was visited
+   exactly once in chunks [k*grain, min((k+1)*grain, n)), -1 if not, -2 out of memory.
+   emu_test_parallel_busy(nchunks, chunk_us): a parallel_for of nchunks chunks that each
+   busy-wait chunk_us microseconds. emu_test_parallel_overhead_us(nchunks, reps): the mean time
+   of a parallel_for of nchunks empty chunks. emu_test_pool_track(1) starts counting the threads
+   that compute chunks of split kernels (and zeroes the peak; call it while no kernel runs),
+   emu_test_pool_track(0) stops; emu_test_pool_peak(): the most seen at once.
+   emu_test_pool_workers(): the pool's worker threads (0 before the pool exists). */
+int emu_test_parallel_sum(int64_t n, int64_t grain);
+void emu_test_parallel_busy(int64_t nchunks, int64_t chunk_us);
+double emu_test_parallel_overhead_us(int64_t nchunks, int64_t reps);
+void emu_test_pool_track(int on);
+int emu_test_pool_peak(void);
+int emu_test_pool_workers(void);
+/* The instruction-set level the kernels were dispatched to at load ("generic", "avx2",
+   "avx512"). */
+const char *aclk_isa_name(void);
+/* The last-level cache this CPU shares, in bytes (kernels/isa.c): sysfs's cpu0 cache index3
+   (the cache of its core complex), else sysconf, else 32 MiB. Outputs above half of it are
+   written with non-temporal stores (kernels and benchmark floor alike). */
+int64_t aclk_llc_bytes(void);
 /* Plain reference kernels (reference.c): same signatures and dtypes as the entry points above,
    the last implementation each entry point falls back to, and the tests' oracle. The softmax
    family computes every dtype in float64 and rounds once to the output dtype. */
