@@ -581,7 +581,8 @@ def test_contraction_off_in_the_kernel_files(tmp_path):
     with a pragma at their top. Built here with FMA instructions allowed and contraction asked
     for, they must give the bits of the normal build, and hard sigmoid the NumPy float32
     golden; built the same way with the pragmas removed, they must not (so FMA really was used:
-    without the pragmas both fail)."""
+    without the pragmas both fail). Built for the baseline ISA without clones (exp's explicit
+    fmaf then goes through libm) they must give the same bits as well."""
     if not _has_fma():
         pytest.skip("needs an x86-64 CPU with FMA to run code compiled with -mfma")
     cc = _compiler()
@@ -600,10 +601,20 @@ def test_contraction_off_in_the_kernel_files(tmp_path):
         (stripped / k).write_text(text, encoding="utf-8")
     driver = TESTS_C / "fp_contract.c"
     jobs = {}
-    for variant, srcdir in (("pragmas", CSRC / "kernels"), ("stripped", stripped)):
+    # and the baseline: no -m flags, no clones (SSE2 on x86-64; exp's fmaf through libm)
+    baseline = [f for f in BUILD.compile_args("") if not f.startswith("-O")]
+    baseline += ["-O2", "-DACLK_NO_CLONES"]
+    for variant, srcdir, vflags in (("pragmas", CSRC / "kernels", flags),
+                                    ("stripped", stripped, flags),
+                                    ("baseline", CSRC / "kernels", baseline)):
         exe = tmp_path / f"fp_contract_{variant}"
-        cmd = [*cc, *flags, f"-I{CSRC / 'include'}", f"-I{CSRC / 'kernels'}", str(driver),
-               *(str(srcdir / k) for k in kernels), "-o", str(exe), *BUILD.link_args("")]
+        # the other kernel files and the thread pool, compiled as they are (no contraction
+        # in their arithmetic that these outputs depend on)
+        support = [p for p in sorted((CSRC / "kernels").glob("*.c")) if p.name not in kernels]
+        support.append(CSRC / "runtime" / "pool.c")
+        cmd = [*cc, *vflags, f"-I{CSRC / 'include'}", f"-I{CSRC / 'kernels'}", str(driver),
+               *(str(srcdir / k) for k in kernels), *map(str, support), "-o", str(exe),
+               *BUILD.link_args("")]
         jobs[variant] = (exe, cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                                     stderr=subprocess.PIPE, text=True))
     for _exe, cmd, proc in jobs.values():
@@ -644,8 +655,79 @@ def test_contraction_off_in_the_kernel_files(tmp_path):
     assert len(outs["pragmas"]) == len(names)
     for name, want, got in zip(names, expected, outs["pragmas"]):
         assert_same_bits(got, want, f"{name} built with -mfma {contract}")
+    for name, want, got in zip(names, expected, outs["baseline"]):
+        assert_same_bits(got, want, f"{name} built for the baseline ISA without clones")
     changed = {name.split(":")[0] for name, want, got in zip(names, expected, outs["stripped"])
                if not np.array_equal(got.view(np.uint32), want.view(np.uint32))}
     assert changed == {"softmax.c", "hardsigmoid.c", "reference.c"}, (
         f"without their pragmas only {sorted(changed)} give other bits in the FMA build: this "
         "test would not notice contraction in the others")
+
+
+# ------------------------------------------------------------- strided copy, threads ----
+
+def _view_args(v: np.ndarray):
+    """(pointer to element [0,...,0], strides in elements) of a NumPy view."""
+    assert all(s % v.itemsize == 0 for s in v.strides)
+    return (ffi.cast("void *", v.__array_interface__["data"][0]),
+            [s // v.itemsize for s in v.strides])
+
+
+def _strided_copy(dst: np.ndarray, src: np.ndarray) -> None:
+    assert dst.shape == src.shape and dst.dtype == src.dtype
+    sp, ss = _view_args(src)
+    dp, ds = _view_args(dst)
+    assert lib.aclk_strided_copy(src.itemsize, src.ndim, list(src.shape), sp, ss, dp, ds) == 0
+
+
+STRIDED_DST_BUF = np.zeros((1000, 1400), np.float32)
+
+
+def _copy_cases():
+    """(name, dst view, src view): large enough to be split over threads (the parallel paths of
+    copy.c), plus one contiguous copy above half of a 32 MiB cache (non-temporal stores) and an
+    overlapping one (which must stay a memmove)."""
+    rng = np.random.default_rng(21)
+    a = rng.standard_normal((1000, 700)).astype(np.float32)
+    yield "contiguous f32 20 MB", np.empty(5_000_003, np.float32), \
+        rng.standard_normal(5_000_003).astype(np.float32)
+    buf = np.zeros(300_001, np.int16)
+    yield "contiguous i16 misaligned", buf[1:], rng.integers(-9, 9, 300_000).astype(np.int16)
+    yield "transpose f32", np.empty((700, 1000), np.float32), a.T
+    b = rng.standard_normal((64, 50, 80))
+    yield "permute f64", np.empty((80, 64, 50)), b.transpose(2, 0, 1)
+    yield "broadcast rows", np.empty((1000, 300), np.float32), \
+        np.broadcast_to(rng.standard_normal(300).astype(np.float32), (1000, 300))
+    yield "negative strides", np.empty((500, 350), np.float32), a[::-2, ::-2]
+    STRIDED_DST_BUF[:] = 0
+    yield "strided dst", STRIDED_DST_BUF[:, ::2], a
+    yield "bytes", np.empty((400, 1000), np.uint8), \
+        rng.integers(0, 255, (1000, 400), dtype=np.uint8).T
+    yield "short rows", np.empty((200_000, 3), np.int32), \
+        rng.integers(0, 9, (3, 200_000), dtype=np.int32).T
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_strided_copy_split_over_threads(threads):
+    before = lib.aclk_num_threads()
+    lib.aclk_set_num_threads(threads)
+    try:
+        for name, dst, src in _copy_cases():
+            want = np.ascontiguousarray(src)
+            _strided_copy(dst, src)
+            got = np.ascontiguousarray(dst)
+            assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), name
+        assert not STRIDED_DST_BUF[:, 1::2].any()  # the columns between stay untouched
+        # overlapping views of one buffer: memmove semantics, whichever way they overlap
+        for shift in (1, -1):
+            buf = np.arange(400_000, dtype=np.int32)
+            want = buf.copy()
+            if shift > 0:
+                want[1:] = buf[:-1].copy()
+                _strided_copy(buf[1:], buf[:-1])
+            else:
+                want[:-1] = buf[1:].copy()
+                _strided_copy(buf[:-1], buf[1:])
+            assert np.array_equal(buf, want), shift
+    finally:
+        lib.aclk_set_num_threads(before)

@@ -11,6 +11,31 @@
  * that loops over arrays of them vectorise. The float32 -> binary16 subnormal path uses one
  * float add whose operands and result are normal numbers, so the results do not depend on
  * flush-to-zero / denormals-are-zero modes. No _Float16 is used.
+ *
+ * Arrays (the chunk helpers at the end: aclk_load_f32 / aclk_store_f32 and the _n forms) go
+ * through a table of conversion functions picked once, when the library loads, for the CPU
+ * (isa.c, cvt.c): F16C (vcvtph2ps / vcvtps2ph) for binary16 and AVX2 integer code for
+ * bfloat16, or their AVX-512F forms, or the scalar code below compiled for the baseline
+ * (autovectorised: SSE2 on x86-64, NEON on aarch64). Every table gives the bits of the scalar
+ * functions for every input, checked over all 2^16 16-bit and all 2^32 float32 inputs per level
+ * (tests/c/cvt_exhaustive.c):
+ *   - vcvtps2ph with round-to-nearest-even (imm 0x08) rounds, overflows, makes subnormals and
+ *     quiets NaNs (payload's top 10 bits kept) exactly as aclk_f32_to_f16;
+ *   - vcvtph2ps quiets a signaling half NaN (sets the float's quiet bit), where
+ *     aclk_f16_to_f32 keeps the payload bit for bit, so the vector loads clear that bit again
+ *     in the (rare) lanes that held a signaling NaN;
+ *   - AVX-512-BF16's vcvtneps2bf16 is NOT used: it flushes float32 subnormal inputs to zero and
+ *     would give other bits than aclk_f32_to_bf16 (which rounds them like any other value);
+ *     the bfloat16 narrowing is the integer round-to-nearest-even of aclk_f32_to_bf16 on
+ *     vectors instead.
+ * AVX-512-FP16 / BF16 arithmetic is not used either: the kernels compute in float32 on every
+ * level, so that every ISA level (and every thread count) gives the same bits.
+ *
+ * Non-temporal stores (aclk_store_f32_nt, aclk_copy_f32_nt): an output much larger than the
+ * last-level cache is written with streaming stores, which skip the read-for-ownership of every
+ * destination line (a third of the memory traffic of a copy-shaped kernel) and leave the cache
+ * to the inputs. Small outputs keep normal stores, so that a consumer that follows finds them
+ * in cache: aclk_use_nt(bytes) says which. The bytes written are those of the normal stores.
  */
 #ifndef ACLK_DTYPE_H
 #define ACLK_DTYPE_H
@@ -200,11 +225,80 @@ ACLK_INLINE int32_t aclk_f64_to_i32(double x)
     return small ? INT32_MIN : r;
 }
 
+/* ------------------------------------------------------------------ ISA dispatch ---- */
+
+/* The instruction-set level the kernels run at (isa.c): picked once for the CPU when the
+   library loads; ACLNN_EMU_ISA=generic|avx2|avx512 asks for a lower one (a level the CPU lacks
+   gives the best it has). */
+#define ACLK_ISA_GENERIC 0
+#define ACLK_ISA_AVX2 1   /* AVX2 + F16C + FMA */
+#define ACLK_ISA_AVX512 2 /* AVX-512 F + BW + DQ + VL */
+
+int aclk_isa_level(void);
+
+/* 1 when an output of this many bytes should be written with non-temporal stores: larger than
+   half the last-level cache, and the level has such stores (never at "generic") */
+int aclk_use_nt(int64_t output_bytes);
+
+/* Array conversions of one ISA level (cvt.c). src and dst never overlap. The _nt forms write
+   the same bytes with non-temporal stores (normal stores for unaligned heads and tails); a
+   kernel that used them calls aclk_nt_fence() before its chunk returns. */
+typedef struct aclk_cvt_ops {
+    int level; /* ACLK_ISA_* */
+    void (*f16_to_f32)(const uint16_t *restrict src, float *restrict dst, int64_t n);
+    void (*bf16_to_f32)(const uint16_t *restrict src, float *restrict dst, int64_t n);
+    void (*f32_to_f16)(const float *restrict src, uint16_t *restrict dst, int64_t n);
+    void (*f32_to_bf16)(const float *restrict src, uint16_t *restrict dst, int64_t n);
+    void (*f32_to_f16_nt)(const float *restrict src, uint16_t *restrict dst, int64_t n);
+    void (*f32_to_bf16_nt)(const float *restrict src, uint16_t *restrict dst, int64_t n);
+    void (*copy_f32_nt)(float *restrict dst, const float *restrict src, int64_t n);
+} aclk_cvt_ops;
+
+extern const aclk_cvt_ops aclk_cvt_generic;
+#if defined(__x86_64__) || defined(__i386__)
+extern const aclk_cvt_ops aclk_cvt_avx2;
+extern const aclk_cvt_ops aclk_cvt_avx512;
+#endif
+
+/* the table of the level in use: the generic one until isa.c's load-time initialisation sets
+   it (every table gives the same bits, so a kernel that ran before saw the same results) */
+extern const aclk_cvt_ops *aclk_cvt_cur;
+
+ACLK_INLINE const aclk_cvt_ops *aclk_cvt(void)
+{
+    return __atomic_load_n(&aclk_cvt_cur, __ATOMIC_RELAXED);
+}
+
+/* orders this thread's non-temporal stores before what follows (the pool's completion) */
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
+ACLK_INLINE void aclk_nt_fence(void)
+{
+    __builtin_ia32_sfence();
+}
+#elif defined(__i386__)
+ACLK_INLINE void aclk_nt_fence(void)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+#else
+ACLK_INLINE void aclk_nt_fence(void)
+{
+    __atomic_thread_fence(__ATOMIC_RELEASE); /* no non-temporal stores are made here */
+}
+#endif
+
 /* ------------------------------------------------------------------- array helpers ---- */
+
+/* Below this many elements the scalar loops run inline: a table call is not worth it. */
+#define ACLK_CVT_INLINE_MAX 16
 
 ACLK_INLINE void aclk_f16_to_f32_n(const uint16_t *restrict src, float *restrict dst,
                                      int64_t n)
 {
+    if (n >= ACLK_CVT_INLINE_MAX) {
+        aclk_cvt()->f16_to_f32(src, dst, n);
+        return;
+    }
     for (int64_t i = 0; i < n; i++)
         dst[i] = aclk_f16_to_f32(src[i]);
 }
@@ -212,6 +306,10 @@ ACLK_INLINE void aclk_f16_to_f32_n(const uint16_t *restrict src, float *restrict
 ACLK_INLINE void aclk_f32_to_f16_n(const float *restrict src, uint16_t *restrict dst,
                                      int64_t n)
 {
+    if (n >= ACLK_CVT_INLINE_MAX) {
+        aclk_cvt()->f32_to_f16(src, dst, n);
+        return;
+    }
     for (int64_t i = 0; i < n; i++)
         dst[i] = aclk_f32_to_f16(src[i]);
 }
@@ -219,6 +317,10 @@ ACLK_INLINE void aclk_f32_to_f16_n(const float *restrict src, uint16_t *restrict
 ACLK_INLINE void aclk_bf16_to_f32_n(const uint16_t *restrict src, float *restrict dst,
                                       int64_t n)
 {
+    if (n >= ACLK_CVT_INLINE_MAX) {
+        aclk_cvt()->bf16_to_f32(src, dst, n);
+        return;
+    }
     for (int64_t i = 0; i < n; i++)
         dst[i] = aclk_bf16_to_f32(src[i]);
 }
@@ -226,8 +328,20 @@ ACLK_INLINE void aclk_bf16_to_f32_n(const uint16_t *restrict src, float *restric
 ACLK_INLINE void aclk_f32_to_bf16_n(const float *restrict src,
                                       uint16_t *restrict dst, int64_t n)
 {
+    if (n >= ACLK_CVT_INLINE_MAX) {
+        aclk_cvt()->f32_to_bf16(src, dst, n);
+        return;
+    }
     for (int64_t i = 0; i < n; i++)
         dst[i] = aclk_f32_to_bf16(src[i]);
+}
+
+/* dst[0, n) = src[0, n) with non-temporal stores where the level has them; dst == src is a
+   no-op, other overlaps are not allowed */
+ACLK_INLINE void aclk_copy_f32_nt(float *dst, const float *src, int64_t n)
+{
+    if (dst != src && n > 0)
+        aclk_cvt()->copy_f32_nt(dst, src, n);
 }
 
 /* Chunks of a float-ish tensor (float32, float16, bfloat16) seen as float32: widen n elements
@@ -256,6 +370,22 @@ ACLK_INLINE void aclk_store_f32(int dt, void *base, int64_t off, int64_t n, cons
         aclk_f32_to_f16_n(src, (uint16_t *)base + off, n);
     } else {
         aclk_f32_to_bf16_n(src, (uint16_t *)base + off, n);
+    }
+}
+
+/* aclk_store_f32 with non-temporal stores: the same bytes; for outputs aclk_use_nt() picked
+   (short spans are stored normally). Call aclk_nt_fence() once before the chunk returns. */
+ACLK_INLINE void aclk_store_f32_nt(int dt, void *base, int64_t off, int64_t n,
+                                   const float *src)
+{
+    if (n < 64) {
+        aclk_store_f32(dt, base, off, n, src);
+    } else if (dt == ACLK_F32) {
+        aclk_copy_f32_nt((float *)base + off, src, n);
+    } else if (dt == ACLK_F16) {
+        aclk_cvt()->f32_to_f16_nt(src, (uint16_t *)base + off, n);
+    } else {
+        aclk_cvt()->f32_to_bf16_nt(src, (uint16_t *)base + off, n);
     }
 }
 

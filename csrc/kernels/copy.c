@@ -1,6 +1,5 @@
 /*
- * copy.c: strided element copy between two views of the same shape, and the kernels' thread
- * count setting.
+ * copy.c: strided element copy between two views of the same shape.
  *
  * aclk_strided_copy copies every element of a view of `shape` (0..EMU_MAX_DIMS dims; 0 dims is
  * one element) from src to dst; strides are in elements, may be negative or zero, and src/dst
@@ -10,12 +9,22 @@
  * the source is broadcast (stride 0), and a tight typed loop otherwise. When the innermost two
  * dims form a transpose (src contiguous along the outer one of the two), they are copied in
  * small square tiles so that both sides stay in cache.
+ *
+ * Large copies are split over the kernel threads (aclk_parallel_for) by rows: the innermost dim
+ * (or tiled pair of dims) is a row, rows are grouped into chunks of about GRAIN elements; a
+ * single row (one contiguous run, after merging) is split into element ranges instead, and
+ * written with non-temporal stores when it is larger than half the last-level cache. Only when
+ * the two views cannot overlap and no destination dim is broadcast: otherwise the copy runs on
+ * the calling thread in element order, as before (the order then decides what is left).
  */
 #include <string.h>
 
+#include "aclk_pool.h"
 #include "aclnn_emu.h"
+#include "dtype.h"
 
 #define TILE 32
+#define GRAIN ((int64_t)1 << 16) /* elements per parallel chunk, about */
 
 typedef struct {
     int64_t n, ss, ds;      /* extent, src stride, dst stride (elements) */
@@ -86,6 +95,95 @@ static void copy_tiled(int64_t es, const dim_t *d1, const dim_t *d0, const char 
     }
 }
 
+/* one call's copy after dims were dropped and merged */
+typedef struct {
+    int64_t es;
+    int nd, loop_dims, tiled, nt;
+    dim_t dims[EMU_MAX_DIMS];
+    const char *s;
+    char *d;
+} copy_job;
+
+/* rows [r0, r1) of the odometer over dims [0, loop_dims) (row r: its digits, last fastest) */
+static void copy_rows(const copy_job *j, int64_t r0, int64_t r1)
+{
+    const int64_t es = j->es;
+    const int nd = j->nd, loop_dims = j->loop_dims;
+    const dim_t *dims = j->dims;
+    /* byte offsets rather than pointers, so nothing ever points outside the views */
+    int64_t idx[EMU_MAX_DIMS] = {0};
+    int64_t so = 0, doff = 0, r = r0;
+    for (int k = loop_dims - 1; k >= 0; k--) {
+        idx[k] = r % dims[k].n;
+        r /= dims[k].n;
+        so += idx[k] * dims[k].ss * es;
+        doff += idx[k] * dims[k].ds * es;
+    }
+    for (int64_t row = r0; row < r1; row++) {
+        if (j->tiled)
+            copy_tiled(es, &dims[nd - 2], &dims[nd - 1], j->s + so, j->d + doff);
+        else
+            copy_row(es, dims[nd - 1].n, j->s + so, dims[nd - 1].ss, j->d + doff,
+                     dims[nd - 1].ds);
+
+        /* advance the odometer over dims [0, loop_dims) */
+        int k = loop_dims - 1;
+        for (; k >= 0; k--) {
+            if (++idx[k] < dims[k].n) {
+                so += dims[k].ss * es;
+                doff += dims[k].ds * es;
+                break;
+            }
+            so -= (dims[k].n - 1) * dims[k].ss * es;
+            doff -= (dims[k].n - 1) * dims[k].ds * es;
+            idx[k] = 0;
+        }
+        if (k < 0)
+            break;
+    }
+}
+
+static void rows_chunk(void *ctx, int64_t r0, int64_t r1)
+{
+    copy_rows((const copy_job *)ctx, r0, r1);
+}
+
+/* elements [i0, i1) of the single row (nd == 1, not tiled) */
+static void elems_chunk(void *ctx, int64_t i0, int64_t i1)
+{
+    const copy_job *j = (const copy_job *)ctx;
+    const dim_t *r = &j->dims[0];
+    const char *s = j->s + i0 * r->ss * j->es;
+    char *d = j->d + i0 * r->ds * j->es;
+    if (j->nt) { /* contiguous on both sides: whole floats streamed, the rest copied */
+        int64_t bytes = (i1 - i0) * j->es, nf = bytes / 4;
+        if ((uintptr_t)d % 4 == 0 && (uintptr_t)s % 4 == 0) {
+            aclk_copy_f32_nt((float *)(void *)d, (const float *)(const void *)s, nf);
+            memcpy(d + nf * 4, s + nf * 4, (size_t)(bytes - nf * 4));
+        } else {
+            memcpy(d, s, (size_t)bytes);
+        }
+        aclk_nt_fence();
+    } else {
+        copy_row(j->es, i1 - i0, s, r->ss, d, r->ds);
+    }
+}
+
+/* [lo, hi) bytes a view of dims touches, relative to its element [0,...,0] */
+static void extent(const dim_t *dims, int nd, int64_t es, int src, int64_t *lo, int64_t *hi)
+{
+    int64_t a = 0, b = 0;
+    for (int i = 0; i < nd; i++) {
+        int64_t st = (src ? dims[i].ss : dims[i].ds) * es, span = (dims[i].n - 1) * st;
+        if (span < 0)
+            a += span;
+        else
+            b += span;
+    }
+    *lo = a;
+    *hi = b + es;
+}
+
 int aclk_strided_copy(int64_t elem_size, int ndim, const int64_t *shape,
                       const void *src, const int64_t *src_strides,
                       void *dst, const int64_t *dst_strides)
@@ -131,48 +229,44 @@ int aclk_strided_copy(int64_t elem_size, int ndim, const int64_t *shape,
         return 0;
     }
 
+    copy_job j;
+    memset(&j, 0, sizeof j);
+    j.es = es;
+    j.nd = nd;
+    memcpy(j.dims, dims, (size_t)nd * sizeof(dim_t));
+    j.s = s;
+    j.d = d;
     /* transpose-like innermost pair: the source is contiguous along the outer of the two */
-    int tiled = nd >= 2 && dims[nd - 1].ss != 1 && dims[nd - 2].ss == 1 &&
-                dims[nd - 1].ds == 1 && dims[nd - 1].n >= TILE && dims[nd - 2].n >= TILE;
-    int loop_dims = tiled ? nd - 2 : nd - 1; /* dims walked by the odometer below */
+    j.tiled = nd >= 2 && dims[nd - 1].ss != 1 && dims[nd - 2].ss == 1 &&
+              dims[nd - 1].ds == 1 && dims[nd - 1].n >= TILE && dims[nd - 2].n >= TILE;
+    j.loop_dims = j.tiled ? nd - 2 : nd - 1; /* dims walked by the odometer */
 
-    /* byte offsets rather than pointers, so nothing ever points outside the views */
-    int64_t idx[EMU_MAX_DIMS] = {0};
-    int64_t so = 0, doff = 0;
-    for (;;) {
-        if (tiled)
-            copy_tiled(es, &dims[nd - 2], &dims[nd - 1], s + so, d + doff);
-        else
-            copy_row(es, dims[nd - 1].n, s + so, dims[nd - 1].ss, d + doff, dims[nd - 1].ds);
-
-        /* advance the odometer over dims [0, loop_dims) */
-        int k = loop_dims - 1;
-        for (; k >= 0; k--) {
-            if (++idx[k] < dims[k].n) {
-                so += dims[k].ss * es;
-                doff += dims[k].ds * es;
-                break;
-            }
-            so -= (dims[k].n - 1) * dims[k].ss * es;
-            doff -= (dims[k].n - 1) * dims[k].ds * es;
-            idx[k] = 0;
-        }
-        if (k < 0)
-            break;
+    int64_t rows = 1, total = 1;
+    int parallel = 1;
+    for (int i = 0; i < nd; i++) {
+        total *= dims[i].n;
+        if (i < j.loop_dims)
+            rows *= dims[i].n;
+        parallel &= dims[i].ds != 0;
+    }
+    if (parallel && total >= 2 * GRAIN) {
+        int64_t slo, shi, dlo, dhi;
+        extent(dims, nd, es, 1, &slo, &shi);
+        extent(dims, nd, es, 0, &dlo, &dhi);
+        intptr_t sp = (intptr_t)s, dp = (intptr_t)d;
+        parallel = sp + shi <= dp + dlo || dp + dhi <= sp + slo;
+    } else {
+        parallel = 0;
+    }
+    if (!parallel) {
+        copy_rows(&j, 0, rows);
+    } else if (nd == 1) {
+        j.nt = dims[0].ss == 1 && dims[0].ds == 1 && aclk_use_nt(total * es);
+        aclk_parallel_for(total, GRAIN, elems_chunk, &j);
+    } else {
+        int64_t row_elems = total / rows;
+        int64_t grain = GRAIN / row_elems;
+        aclk_parallel_for(rows, grain < 1 ? 1 : grain, rows_chunk, &j);
     }
     return 0;
-}
-
-/* ------------------------------------------------------------------ thread count ---- *
- * For now only stored: the kernels are single-threaded. */
-static volatile int g_num_threads = 1;
-
-int aclk_num_threads(void)
-{
-    return g_num_threads;
-}
-
-void aclk_set_num_threads(int n)
-{
-    g_num_threads = n;
 }

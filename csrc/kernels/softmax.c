@@ -21,10 +21,15 @@
  * accepts the dtype and shape: the blocked float32 and float64 kernels below, then the plain
  * reference kernel (reference.c), which accepts every dtype the operator supports.
  *
- * Three ways through the float32 kernels, all built from loops that gcc vectorises without
- * reassociating anything (so every vector width gives the same bits):
- *   - rows (inner == 1, axis above a small limit): one row at a time; max and sum reduce into
- *     LANES fixed accumulators, then the passes use the scalar max / sum.
+ * Work is split into items that depend on the shape only (rows, column blocks, groups of small
+ * slabs; "threads and stores" below) and run on the kernel pool, each item by one thread with
+ * the same code, so results are bit-identical for every thread count. Three ways through the
+ * float32-compute kernels, all built from loops that gcc vectorises without reassociating
+ * anything (so every vector width gives the same bits):
+ *   - rows (inner == 1, axis above a small limit): a row of up to ROWBUF elements is read from
+ *     memory once (widened into a stack buffer for 16-bit types), reduced into RW fixed lanes
+ *     folded by a halving tree, its exps kept in a second buffer, normalised and written once
+ *     (while the next row is prefetched); longer rows go in SEG pieces and are read three times.
  *   - columns (inner > 1): for one outer index o and a block of w <= SEG consecutive inner
  *     columns, the elements x[o][a][i0 .. i0+w) for consecutive a are either rows of a
  *     contiguous slab (w == inner) or rows spaced inner apart. The axis is walked in
@@ -32,13 +37,13 @@
  *     each one contiguous run of len <= S = R*w elements. Per-column accumulators are kept S
  *     wide, aligned with the segment (element k belongs to column k % w), so each pass is an
  *     elementwise loop over contiguous arrays; afterwards the R replicas are folded (halving
- *     tree) and the per-column result copied back into all R replicas for the next pass.
+ *     tree) and the per-column result copied back into all R replicas for the next pass. A block
+ *     of up to ROWBUF elements keeps its exps in scratch (read once, written once).
  *   - small slabs (axis*inner tiny): many outer slabs are transposed into one [axis][nb*inner]
  *     float32 block, which is a single wide column problem, computed in place and scattered
  *     back (see gather / scatter).
  *
- * Stack use: about 45 KB forward and 75 KB backward (scratch arrays; the kernels never
- * allocate).
+ * Stack use per thread: about 80 KB (scratch arrays; the kernels never allocate).
  */
 
 /* Floating-point contraction off for this file (before any #include, so that the inline
@@ -57,6 +62,7 @@
 
 #include "aclnn_emu.h"
 #include "dtype.h"
+#include "aclk_pool.h"
 #include "vecmath.h"
 
 #define SEG 512 /* segment / accumulator width in elements */
@@ -325,331 +331,506 @@ ACLK_INLINE void scatter(int dt, void *dst, int64_t base, int64_t nb, int64_t ax
             aclk_store_f32(dt, dst, base + (b * axis + a) * inner, inner, buf + a * W + b * inner);
 }
 
+/* ------------------------------------------------------------ threads and stores ----
+ * Every kernel below splits its work into items that depend only on the shape (rows, column
+ * blocks, groups of small slabs) and hands them to the kernel pool (aclk_pool.h); each item is
+ * computed by one thread, start to finish, with the same code, so the result does not depend on
+ * the thread count. Items are grouped into chunks of about CHUNK_ELEMS elements.
+ *
+ * Outputs larger than the cache (aclk_use_nt) are written with non-temporal stores from a
+ * cache-resident scratch buffer: the output is then written to memory once and never read
+ * (a plain store first reads each line in), and it does not evict the inputs. */
+#define CHUNK_ELEMS 32768
+
+static int64_t grain_for(int64_t elems_per_item)
+{
+    int64_t g = CHUNK_ELEMS / (elems_per_item > 0 ? elems_per_item : 1);
+    return g < 1 ? 1 : g;
+}
+
+ACLK_INLINE void put_f32(int nt, int dt, void *base, int64_t off, int64_t n, const float *src)
+{
+    if (nt)
+        aclk_store_f32_nt(dt, base, off, n, src);
+    else
+        aclk_store_f32(dt, base, off, n, src);
+}
+
+/* ------------------------------------------------------------ row reductions ----
+ * A row is reduced into RW fixed lanes (lane = index mod RW), elementwise loops that gcc
+ * vectorises at any width, then the lanes are folded by a halving tree: the same order on every
+ * ISA and thread count. */
+#define RW 64
+
+ACLK_INLINE float row_max(const float *restrict x, int64_t n)
+{
+    float acc[RW];
+    for (int j = 0; j < RW; j++)
+        acc[j] = -INFINITY;
+    int64_t k = 0;
+    for (; k + RW <= n; k += RW)
+        vmax_acc(acc, x + k, RW);
+    vmax_acc(acc, x + k, n - k);
+    fold_max_f(acc, RW, 1);
+    return acc[0];
+}
+
+/* Prefetch the lines [i*L/nb, (i+1)*L/nb) of the next row's nbytes at pf (the i-th of nb
+   compute blocks of this row): the next row then arrives while this one is computed, instead
+   of the row's first pass waiting for memory with the vector units idle. */
+#define PF_BLOCK 256 /* elements computed between two prefetch batches */
+
+ACLK_INLINE void prefetch_part(const char *pf, int64_t nbytes, int64_t i, int64_t nb)
+{
+    if (!pf)
+        return;
+    const int64_t lines = (nbytes + 63) / 64;
+    for (int64_t l = i * lines / nb; l < (i + 1) * lines / nb; l++)
+        __builtin_prefetch(pf + l * 64, 0, 2);
+}
+
+/* e = exp(x - m), returns sum(e) accumulated in float64; prefetches the next row (pf) */
+ACLK_INLINE double row_exp_sum(const float *restrict x, float m, float *restrict e, int64_t n,
+                               const char *pf, int64_t pf_bytes)
+{
+    double acc[RW];
+    for (int j = 0; j < RW; j++)
+        acc[j] = 0.0;
+    const int64_t nb = (n + PF_BLOCK - 1) / PF_BLOCK;
+    for (int64_t i = 0; i < nb; i++) {
+        aclk_vexp_sub1_f32(x + i * PF_BLOCK, m, e + i * PF_BLOCK, min64(PF_BLOCK, n - i * PF_BLOCK));
+        prefetch_part(pf, pf_bytes, i, nb);
+    }
+    int64_t k = 0;
+    for (; k + RW <= n; k += RW)
+        vsum_acc_d(acc, e + k, RW);
+    vsum_acc_d(acc, e + k, n - k);
+    fold_sum_d(acc, RW, 1);
+    return acc[0];
+}
+
+ACLK_INLINE float row_sum_f(const float *restrict x, int64_t n)
+{
+    float acc[RW];
+    for (int j = 0; j < RW; j++)
+        acc[j] = 0.0f;
+    int64_t k = 0;
+    for (; k + RW <= n; k += RW)
+        vsum_acc_f(acc, x + k, RW);
+    vsum_acc_f(acc, x + k, n - k);
+    fold_sum_f(acc, RW, 1);
+    return acc[0];
+}
+
+ACLK_INLINE float row_dot_f(const float *restrict g, const float *restrict y, int64_t n)
+{
+    float acc[RW];
+    for (int j = 0; j < RW; j++)
+        acc[j] = 0.0f;
+    int64_t k = 0;
+    for (; k + RW <= n; k += RW)
+        vdot_acc_f(acc, g + k, y + k, RW);
+    vdot_acc_f(acc, g + k, y + k, n - k);
+    fold_sum_f(acc, RW, 1);
+    return acc[0];
+}
+
+/* log of a float64 sum s >= 1: log(sf) + (s - sf)/sf with sf = s rounded to float, so that a sum
+   just above 1 still gives an accurate small log */
+ACLK_INLINE float log_of_sum(double s)
+{
+    float sf = (float)s;
+    return aclk_log_f32(sf) + (float)(s - (double)sf) / sf;
+}
+
 /* ---------------------------------------------------------- forward, 32-bit compute ---- */
+
+typedef struct {
+    int dt, lg, nt;
+    const void *x;
+    void *y;
+    int64_t outer, axis, inner;
+} fwd_args;
+
+#define ROWBUF 8192 /* floats: rows (and column blocks) up to this size stay in scratch */
+
+/* Rows of at most ROWBUF elements: each is read from memory once (widened into xb for 16-bit
+   types), its exps kept in eb, and written once. */
+ACLK_CLONES static void fwd_rows_chunk(void *ctx, int64_t r0, int64_t r1)
+{
+    const fwd_args *c = (const fwd_args *)ctx;
+    float xb[ROWBUF], eb[ROWBUF];
+    const int64_t n = c->axis;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t base = r * n;
+        const float *p = aclk_load_f32(c->dt, c->x, base, n, xb);
+        const float m = row_max(p, n);
+        const int64_t esz = c->dt == ACLK_F32 ? 4 : 2;
+        const char *next = r + 1 < c->outer ? (const char *)c->x + (base + n) * esz : NULL;
+        const double s = row_exp_sum(p, m, eb, n, next, n * esz);
+        if (!c->lg) {
+            const float inv = (float)(1.0 / s);
+            for (int64_t k = 0; k < n; k++)
+                eb[k] = eb[k] * inv;
+        } else {
+            const float f = log_of_sum(s);
+            for (int64_t k = 0; k < n; k++)
+                eb[k] = (p[k] - m) - f;
+        }
+        put_f32(c->nt, c->dt, c->y, base, n, eb);
+    }
+    if (c->nt)
+        aclk_nt_fence();
+}
+
+/* Rows longer than ROWBUF, in SEG chunks: max, exp + sum, then the exps recomputed and
+   normalised (the row is read three times; from cache when it fits there). */
+ACLK_CLONES static void fwd_long_rows_chunk(void *ctx, int64_t r0, int64_t r1)
+{
+    const fwd_args *c = (const fwd_args *)ctx;
+    float xbuf[SEG], ebuf[SEG];
+    const int64_t n = c->axis;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t base = r * n;
+        float mx[RW];
+        double sm[RW];
+        for (int j = 0; j < RW; j++)
+            mx[j] = -INFINITY, sm[j] = 0.0;
+        /* SEG is a multiple of RW, so lane j always holds the indices j mod RW */
+        for (int64_t a0 = 0; a0 < n; a0 += SEG) {
+            int64_t len = min64(SEG, n - a0);
+            const float *p = aclk_load_f32(c->dt, c->x, base + a0, len, xbuf);
+            int64_t k = 0;
+            for (; k + RW <= len; k += RW)
+                vmax_acc(mx, p + k, RW);
+            vmax_acc(mx, p + k, len - k);
+        }
+        fold_max_f(mx, RW, 1);
+        const float m = mx[0];
+        for (int64_t a0 = 0; a0 < n; a0 += SEG) {
+            int64_t len = min64(SEG, n - a0);
+            const float *p = aclk_load_f32(c->dt, c->x, base + a0, len, xbuf);
+            aclk_vexp_sub1_f32(p, m, ebuf, len);
+            int64_t k = 0;
+            for (; k + RW <= len; k += RW)
+                vsum_acc_d(sm, ebuf + k, RW);
+            vsum_acc_d(sm, ebuf + k, len - k);
+        }
+        fold_sum_d(sm, RW, 1);
+        const double s = sm[0];
+        const float inv = (float)(1.0 / s), f = c->lg ? log_of_sum(s) : 0.0f;
+        for (int64_t a0 = 0; a0 < n; a0 += SEG) {
+            int64_t len = min64(SEG, n - a0);
+            const float *p = aclk_load_f32(c->dt, c->x, base + a0, len, xbuf);
+            if (!c->lg) {
+                aclk_vexp_sub1_f32(p, m, ebuf, len);
+                for (int64_t k = 0; k < len; k++)
+                    ebuf[k] = ebuf[k] * inv;
+            } else {
+                for (int64_t k = 0; k < len; k++)
+                    ebuf[k] = (p[k] - m) - f;
+            }
+            put_f32(c->nt, c->dt, c->y, base + a0, len, ebuf);
+        }
+    }
+    if (c->nt)
+        aclk_nt_fence();
+}
 
 typedef struct {
     float macc[SEG], fac[SEG], xbuf[SEG], ebuf[SEG];
     double sacc[SEG];
+    float eblk[ROWBUF];
 } fwd_ws;
 
-/* x -> y over [outer][axis][inner]; y may be x */
-ACLK_INLINE void fwd_core(int dt, const void *x, void *y, int64_t outer, int64_t axis,
-                          int64_t inner, int lg, fwd_ws *ws)
+/* One column block: for outer index o, the columns [i0, i0 + b.w) over the whole axis. When the
+   block (axis x w elements) fits in eblk its exps are kept there and each element is read and
+   written once; otherwise the normalising pass recomputes them. y may be x (the gathered
+   small-slab blocks, nt = 0 there). */
+ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fwd_ws *ws)
 {
+    const int dt = c->dt, lg = c->lg, nt = c->nt;
+    const int64_t axis = c->axis, inner = c->inner;
+    const void *x = c->x;
+    void *y = c->y;
     float *macc = ws->macc, *fac = ws->fac, *xbuf = ws->xbuf, *ebuf = ws->ebuf;
     double *sacc = ws->sacc;
-    const int direct = (dt == ACLK_F32);
+    const int64_t base = o * axis * inner + i0;
+    const int keep = axis * b.w <= ROWBUF;
 
-    for (int64_t o = 0; o < outer; o++) {
-        for (int64_t i0 = 0; i0 < inner; i0 += SEG) {
-            blk_t b = block_geom(axis, inner, i0);
-            const int64_t base = o * axis * inner + i0;
+    /* pass 1: column max (NaNs are skipped here; they propagate through the sum) */
+    for (int64_t k = 0; k < b.S; k++)
+        macc[k] = -INFINITY;
+    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+        int64_t len = min64(b.R, axis - a0) * b.w;
+        const float *p = aclk_load_f32(dt, x, base + a0 * inner, len, xbuf);
+        vmax_acc(macc, p, len);
+    }
+    fold_max_f(macc, b.R, b.w);
+    replicate(macc, b.R, b.w, sizeof(float));
 
-            /* pass 1: column max (NaNs are skipped here; they propagate through the sum) */
-            for (int64_t k = 0; k < b.S; k++)
-                macc[k] = -INFINITY;
-            for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
-                int64_t len = min64(b.R, axis - a0) * b.w;
-                const float *p = aclk_load_f32(dt, x, base + a0 * inner, len, xbuf);
-                vmax_acc(macc, p, len);
-            }
-            fold_max_f(macc, b.R, b.w);
-            replicate(macc, b.R, b.w, sizeof(float));
+    /* pass 2: e = exp(x - m), column sums in float64 */
+    for (int64_t k = 0; k < b.S; k++)
+        sacc[k] = 0.0;
+    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+        int64_t len = min64(b.R, axis - a0) * b.w;
+        const float *p = aclk_load_f32(dt, x, base + a0 * inner, len, xbuf);
+        float *e = keep ? ws->eblk + a0 * b.w : ebuf;
+        aclk_vexp_sub_f32(p, macc, e, len);
+        vsum_acc_d(sacc, e, len);
+    }
+    fold_sum_d(sacc, b.R, b.w);
+    for (int64_t j = 0; j < b.w; j++)
+        fac[j] = lg ? log_of_sum(sacc[j]) : (float)(1.0 / sacc[j]);
+    replicate(fac, b.R, b.w, sizeof(float));
 
-            /* pass 2: e = exp(x - m), column sums in float64 */
-            for (int64_t k = 0; k < b.S; k++)
-                sacc[k] = 0.0;
-            for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
-                int64_t off = base + a0 * inner;
-                int64_t len = min64(b.R, axis - a0) * b.w;
+    /* pass 3: normalise */
+    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+        int64_t off = base + a0 * inner;
+        int64_t len = min64(b.R, axis - a0) * b.w;
+        float *e = keep ? ws->eblk + a0 * b.w : ebuf;
+        if (!lg) {
+            if (!keep) {
                 const float *p = aclk_load_f32(dt, x, off, len, xbuf);
-                float *e = (direct && !lg) ? (float *)y + off : ebuf;
-                aclk_vexp_sub_f32(p, macc, e, len);
-                vsum_acc_d(sacc, e, len);
+                aclk_vexp_sub_f32(p, macc, ebuf, len);
             }
-            fold_sum_d(sacc, b.R, b.w);
-            if (!lg) {
-                for (int64_t j = 0; j < b.w; j++)
-                    fac[j] = (float)sacc[j];
-            } else {
-                /* log of the float64 sum: log(sf) + (s - sf)/sf, sf = s rounded to float, so
-                   that a sum just above 1 still gives an accurate small log (this is not
-                   performance-critical enough to need a float64 vector log) */
-                for (int64_t j = 0; j < b.w; j++) {
-                    float sf = (float)sacc[j];
-                    fac[j] = sf;
-                    ebuf[j] = (float)(sacc[j] - (double)sf) / sf;
-                }
-                aclk_vlog_f32(fac, b.w);
-                for (int64_t j = 0; j < b.w; j++)
-                    fac[j] = fac[j] + ebuf[j];
-            }
-            replicate(fac, b.R, b.w, sizeof(float));
-
-            /* pass 3: normalise */
-            for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
-                int64_t off = base + a0 * inner;
-                int64_t len = min64(b.R, axis - a0) * b.w;
-                if (!lg) {
-                    if (direct) {
-                        float *yy = (float *)y + off;
-                        for (int64_t k = 0; k < len; k++)
-                            yy[k] = yy[k] / fac[k];
-                    } else {
-                        if (b.nseg > 1) { /* ebuf holds only the last segment: recompute */
-                            const float *p = aclk_load_f32(dt, x, off, len, xbuf);
-                            aclk_vexp_sub_f32(p, macc, ebuf, len);
-                        }
-                        for (int64_t k = 0; k < len; k++)
-                            ebuf[k] = ebuf[k] / fac[k];
-                        aclk_store_f32(dt, y, off, len, ebuf);
-                    }
-                } else {
-                    const float *p = aclk_load_f32(dt, x, off, len, xbuf);
-                    float *d = direct ? (float *)y + off : ebuf;
-                    for (int64_t k = 0; k < len; k++)
-                        d[k] = (p[k] - macc[k]) - fac[k];
-                    if (!direct)
-                        aclk_store_f32(dt, y, off, len, ebuf);
-                }
-            }
+            for (int64_t k = 0; k < len; k++)
+                e[k] = e[k] * fac[k];
+        } else {
+            const float *p = aclk_load_f32(dt, x, off, len, xbuf);
+            for (int64_t k = 0; k < len; k++)
+                e[k] = (p[k] - macc[k]) - fac[k];
         }
+        put_f32(nt, dt, y, off, len, e);
     }
 }
 
-/* one contiguous row (inner == 1): scalar max / sum from LANES-wide accumulators */
-ACLK_INLINE void fwd_rows(int dt, const void *x, void *y, int64_t outer, int64_t axis, int lg,
-                          fwd_ws *ws, float *row)
+ACLK_CLONES static void fwd_cols_chunk(void *ctx, int64_t t0, int64_t t1)
 {
-    float *xbuf = ws->xbuf, *ebuf = ws->ebuf;
-    const int direct = (dt == ACLK_F32);
-    /* 16-bit softmax: keep the whole row of exps (in `row`, BLK floats) when it fits, so the
-       normalising pass need not recompute them */
-    const int keep = !direct && !lg && axis <= BLK;
-
-    for (int64_t o = 0; o < outer; o++) {
-        const int64_t base = o * axis;
-        float mx[LANES];
-        double sm[LANES];
-        for (int j = 0; j < LANES; j++)
-            mx[j] = -INFINITY;
-        for (int64_t a0 = 0; a0 < axis; a0 += SEG) {
-            int64_t len = min64(SEG, axis - a0);
-            lanes_max(mx, aclk_load_f32(dt, x, base + a0, len, xbuf), len);
-        }
-        float m = mx[0];
-        for (int j = 1; j < LANES; j++)
-            m = (mx[j] > m) ? mx[j] : m;
-
-        for (int j = 0; j < LANES; j++)
-            sm[j] = 0.0;
-        for (int64_t a0 = 0; a0 < axis; a0 += SEG) {
-            int64_t len = min64(SEG, axis - a0);
-            const float *p = aclk_load_f32(dt, x, base + a0, len, xbuf);
-            float *e = (direct && !lg) ? (float *)y + base + a0 : keep ? row + a0 : ebuf;
-            aclk_vexp_sub1_f32(p, m, e, len);
-            lanes_sum_d(sm, e, len);
-        }
-        double s = 0.0;
-        for (int j = 0; j < LANES; j++)
-            s += sm[j];
-        float f = (float)s;
-        if (lg) /* as in fwd_core: log(sf) + (s - sf)/sf */
-            f = aclk_log_f32(f) + (float)(s - (double)f) / f;
-
-        for (int64_t a0 = 0; a0 < axis; a0 += SEG) {
-            int64_t off = base + a0, len = min64(SEG, axis - a0);
-            if (!lg) {
-                if (direct) {
-                    float *yy = (float *)y + off;
-                    for (int64_t k = 0; k < len; k++)
-                        yy[k] = yy[k] / f;
-                } else {
-                    float *e = keep ? row + a0 : ebuf;
-                    if (!keep) { /* ebuf holds only the last chunk: recompute */
-                        const float *p = aclk_load_f32(dt, x, off, len, xbuf);
-                        aclk_vexp_sub1_f32(p, m, ebuf, len);
-                    }
-                    for (int64_t k = 0; k < len; k++)
-                        e[k] = e[k] / f;
-                    aclk_store_f32(dt, y, off, len, e);
-                }
-            } else {
-                const float *p = aclk_load_f32(dt, x, off, len, xbuf);
-                float *d = direct ? (float *)y + off : ebuf;
-                for (int64_t k = 0; k < len; k++)
-                    d[k] = (p[k] - m) - f;
-                if (!direct)
-                    aclk_store_f32(dt, y, off, len, ebuf);
-            }
-        }
+    const fwd_args *c = (const fwd_args *)ctx;
+    fwd_ws ws;
+    const int64_t nblk = (c->inner + SEG - 1) / SEG;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t o = t / nblk, i0 = (t % nblk) * SEG;
+        fwd_block(c, o, i0, block_geom(c->axis, c->inner, i0), &ws);
     }
+    if (c->nt)
+        aclk_nt_fence();
 }
 
-ACLK_CLONES static void softmax_fwd_f32(int dt, const void *x, void *y, int64_t outer,
-                                        int64_t axis, int64_t inner, int lg)
+/* groups of B small slabs, gathered into one column block, computed in place, scattered */
+ACLK_CLONES static void fwd_batch_chunk(void *ctx, int64_t g0, int64_t g1)
 {
+    const fwd_args *c = (const fwd_args *)ctx;
     fwd_ws ws;
     float blk[BLK];
+    const int64_t slab = c->axis * c->inner, B = batch_slabs(c->axis, c->inner);
+    for (int64_t g = g0; g < g1; g++) {
+        int64_t o0 = g * B, nb = min64(B, c->outer - o0);
+        gather(c->dt, c->x, o0 * slab, nb, c->axis, c->inner, blk);
+        fwd_args gc = {ACLK_F32, c->lg, 0, blk, blk, 1, c->axis, nb * c->inner};
+        fwd_block(&gc, 0, 0, block_geom(c->axis, nb * c->inner, 0), &ws);
+        scatter(c->dt, c->y, o0 * slab, nb, c->axis, c->inner, blk);
+    }
+}
+
+static void softmax_fwd_f32(int dt, const void *x, void *y, int64_t outer, int64_t axis,
+                            int64_t inner, int lg)
+{
+    const int64_t total = outer * axis * inner;
+    const int64_t esz = dt == ACLK_F32 ? 4 : 2;
+    fwd_args c = {dt, lg, aclk_use_nt(total * esz), x, y, outer, axis, inner};
     if (inner == 1 && axis > SM_BATCH_FWD_ROW) {
-        fwd_rows(dt, x, y, outer, axis, lg, &ws, blk);
-        return;
-    }
-    if (!use_batch(axis, inner, SM_BATCH_FWD)) {
-        fwd_core(dt, x, y, outer, axis, inner, lg, &ws);
-        return;
-    }
-    const int64_t slab = axis * inner, B = batch_slabs(axis, inner);
-    for (int64_t o0 = 0; o0 < outer; o0 += B) {
-        int64_t nb = min64(B, outer - o0);
-        gather(dt, x, o0 * slab, nb, axis, inner, blk);
-        fwd_core(ACLK_F32, blk, blk, 1, axis, nb * inner, lg, &ws);
-        scatter(dt, y, o0 * slab, nb, axis, inner, blk);
+        if (axis <= ROWBUF)
+            aclk_parallel_for(outer, grain_for(axis), fwd_rows_chunk, &c);
+        else
+            aclk_parallel_for(outer, grain_for(axis), fwd_long_rows_chunk, &c);
+    } else if (!use_batch(axis, inner, SM_BATCH_FWD)) {
+        const int64_t nblk = (inner + SEG - 1) / SEG;
+        aclk_parallel_for(outer * nblk, grain_for(axis * min64(inner, SEG)), fwd_cols_chunk, &c);
+    } else {
+        const int64_t B = batch_slabs(axis, inner);
+        aclk_parallel_for((outer + B - 1) / B, grain_for(B * axis * inner), fwd_batch_chunk, &c);
     }
 }
 
 /* --------------------------------------------------------- backward, 32-bit compute ---- */
 
 typedef struct {
+    int dt, lg, nt;
+    const void *g, *yv;
+    void *out;
+    int64_t outer, axis, inner;
+} bwd_args;
+
+ACLK_INLINE void bwd_combine(int lg, const float *restrict pg, const float *restrict py,
+                             const float *restrict s, int64_t s_stride, float *restrict d,
+                             int64_t len)
+{
+    /* s_stride 0: one scalar s[0]; 1: s[k] per element */
+    if (lg) {
+        if (s_stride)
+            for (int64_t k = 0; k < len; k++)
+                d[k] = pg[k] - aclk_exp_f32(py[k]) * s[k];
+        else
+            for (int64_t k = 0; k < len; k++)
+                d[k] = pg[k] - aclk_exp_f32(py[k]) * s[0];
+    } else {
+        if (s_stride)
+            for (int64_t k = 0; k < len; k++)
+                d[k] = pg[k] * py[k] - s[k] * py[k];
+        else
+            for (int64_t k = 0; k < len; k++)
+                d[k] = pg[k] * py[k] - s[0] * py[k];
+    }
+}
+
+/* rows: s = dot(grad, y) or sum(grad), then out, in SEG pieces (a row of up to a few thousand
+   elements stays in L1/L2 between the two passes) */
+ACLK_CLONES static void bwd_rows_chunk(void *ctx, int64_t r0, int64_t r1)
+{
+    const bwd_args *c = (const bwd_args *)ctx;
+    float gbuf[SEG], ybuf[SEG], obuf[SEG];
+    const int64_t n = c->axis;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t base = r * n;
+        float acc[RW];
+        for (int j = 0; j < RW; j++)
+            acc[j] = 0.0f;
+        for (int64_t a0 = 0; a0 < n; a0 += SEG) {
+            int64_t len = min64(SEG, n - a0), k = 0;
+            const float *pg = aclk_load_f32(c->dt, c->g, base + a0, len, gbuf);
+            if (c->lg) {
+                for (; k + RW <= len; k += RW)
+                    vsum_acc_f(acc, pg + k, RW);
+                vsum_acc_f(acc, pg + k, len - k);
+            } else {
+                const float *py = aclk_load_f32(c->dt, c->yv, base + a0, len, ybuf);
+                for (; k + RW <= len; k += RW)
+                    vdot_acc_f(acc, pg + k, py + k, RW);
+                vdot_acc_f(acc, pg + k, py + k, len - k);
+            }
+        }
+        fold_sum_f(acc, RW, 1);
+        const float s = acc[0];
+        for (int64_t a0 = 0; a0 < n; a0 += SEG) {
+            int64_t len = min64(SEG, n - a0);
+            const float *pg = aclk_load_f32(c->dt, c->g, base + a0, len, gbuf);
+            const float *py = aclk_load_f32(c->dt, c->yv, base + a0, len, ybuf);
+            bwd_combine(c->lg, pg, py, &s, 0, obuf, len);
+            put_f32(c->nt, c->dt, c->out, base + a0, len, obuf);
+        }
+    }
+    if (c->nt)
+        aclk_nt_fence();
+}
+
+typedef struct {
     float sacc[SEG], gbuf[SEG], ybuf[SEG], obuf[SEG];
 } bwd_ws;
 
-/* (grad, y) -> out over [outer][axis][inner]; out may be grad or y */
-ACLK_INLINE void bwd_core(int dt, const void *grad, const void *yv, void *out, int64_t outer,
-                          int64_t axis, int64_t inner, int lg, bwd_ws *ws)
+/* one column block; out may be grad or y (the gathered blocks, nt = 0 there) */
+ACLK_INLINE void bwd_block(const bwd_args *c, int64_t o, int64_t i0, blk_t b, bwd_ws *ws)
 {
+    const int dt = c->dt, lg = c->lg;
+    const int64_t axis = c->axis, inner = c->inner;
     float *sacc = ws->sacc, *gbuf = ws->gbuf, *ybuf = ws->ybuf, *obuf = ws->obuf;
-    const int direct = (dt == ACLK_F32);
+    const int64_t base = o * axis * inner + i0;
 
-    for (int64_t o = 0; o < outer; o++) {
-        for (int64_t i0 = 0; i0 < inner; i0 += SEG) {
-            blk_t b = block_geom(axis, inner, i0);
-            const int64_t base = o * axis * inner + i0;
-            const float *pg = NULL, *py = NULL;
-
-            /* pass 1: s = sum(grad * y) (softmax) or sum(grad) (log-softmax), in float32 */
-            for (int64_t k = 0; k < b.S; k++)
-                sacc[k] = 0.0f;
-            for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
-                int64_t off = base + a0 * inner;
-                int64_t len = min64(b.R, axis - a0) * b.w;
-                pg = aclk_load_f32(dt, grad, off, len, gbuf);
-                if (lg) {
-                    vsum_acc_f(sacc, pg, len);
-                } else {
-                    py = aclk_load_f32(dt, yv, off, len, ybuf);
-                    vdot_acc_f(sacc, pg, py, len);
-                }
-            }
-            fold_sum_f(sacc, b.R, b.w);
-            replicate(sacc, b.R, b.w, sizeof(float));
-
-            /* pass 2: out = grad*y - s*y, or grad - exp(y)*s */
-            for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
-                int64_t off = base + a0 * inner;
-                int64_t len = min64(b.R, axis - a0) * b.w;
-                if (b.nseg > 1 || direct) {
-                    pg = aclk_load_f32(dt, grad, off, len, gbuf);
-                    py = aclk_load_f32(dt, yv, off, len, ybuf);
-                } else if (lg) { /* single segment: grad already widened, y not yet */
-                    py = aclk_load_f32(dt, yv, off, len, ybuf);
-                }
-                float *d = direct ? (float *)out + off : obuf;
-                if (lg) {
-                    for (int64_t k = 0; k < len; k++)
-                        d[k] = pg[k] - aclk_exp_f32(py[k]) * sacc[k];
-                } else {
-                    for (int64_t k = 0; k < len; k++)
-                        d[k] = pg[k] * py[k] - sacc[k] * py[k];
-                }
-                if (!direct)
-                    aclk_store_f32(dt, out, off, len, obuf);
-            }
+    for (int64_t k = 0; k < b.S; k++)
+        sacc[k] = 0.0f;
+    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+        int64_t off = base + a0 * inner;
+        int64_t len = min64(b.R, axis - a0) * b.w;
+        const float *pg = aclk_load_f32(dt, c->g, off, len, gbuf);
+        if (lg) {
+            vsum_acc_f(sacc, pg, len);
+        } else {
+            const float *py = aclk_load_f32(dt, c->yv, off, len, ybuf);
+            vdot_acc_f(sacc, pg, py, len);
         }
+    }
+    fold_sum_f(sacc, b.R, b.w);
+    replicate(sacc, b.R, b.w, sizeof(float));
+
+    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+        int64_t off = base + a0 * inner;
+        int64_t len = min64(b.R, axis - a0) * b.w;
+        const float *pg = aclk_load_f32(dt, c->g, off, len, gbuf);
+        const float *py = aclk_load_f32(dt, c->yv, off, len, ybuf);
+        bwd_combine(lg, pg, py, sacc, 1, obuf, len);
+        put_f32(c->nt, dt, c->out, off, len, obuf);
     }
 }
 
-/* one contiguous row (inner == 1): scalar sum from LANES-wide float32 accumulators */
-ACLK_INLINE void bwd_rows(int dt, const void *grad, const void *yv, void *out, int64_t outer,
-                          int64_t axis, int lg, bwd_ws *ws)
+ACLK_CLONES static void bwd_cols_chunk(void *ctx, int64_t t0, int64_t t1)
 {
-    float *gbuf = ws->gbuf, *ybuf = ws->ybuf, *obuf = ws->obuf;
-    const int direct = (dt == ACLK_F32);
-
-    for (int64_t o = 0; o < outer; o++) {
-        const int64_t base = o * axis;
-        const float *pg = NULL, *py = NULL;
-        float acc[LANES];
-        for (int j = 0; j < LANES; j++)
-            acc[j] = 0.0f;
-        for (int64_t a0 = 0; a0 < axis; a0 += SEG) {
-            int64_t len = min64(SEG, axis - a0);
-            pg = aclk_load_f32(dt, grad, base + a0, len, gbuf);
-            if (lg) {
-                lanes_sum_f(acc, pg, len);
-            } else {
-                py = aclk_load_f32(dt, yv, base + a0, len, ybuf);
-                lanes_dot_f(acc, pg, py, len);
-            }
-        }
-        float s = 0.0f;
-        for (int j = 0; j < LANES; j++)
-            s += acc[j];
-
-        for (int64_t a0 = 0; a0 < axis; a0 += SEG) {
-            int64_t off = base + a0, len = min64(SEG, axis - a0);
-            if (axis > SEG || direct) {
-                pg = aclk_load_f32(dt, grad, off, len, gbuf);
-                py = aclk_load_f32(dt, yv, off, len, ybuf);
-            } else if (lg) {
-                py = aclk_load_f32(dt, yv, off, len, ybuf);
-            }
-            float *d = direct ? (float *)out + off : obuf;
-            if (lg) {
-                for (int64_t k = 0; k < len; k++)
-                    d[k] = pg[k] - aclk_exp_f32(py[k]) * s;
-            } else {
-                for (int64_t k = 0; k < len; k++)
-                    d[k] = pg[k] * py[k] - s * py[k];
-            }
-            if (!direct)
-                aclk_store_f32(dt, out, off, len, obuf);
-        }
-    }
-}
-
-ACLK_CLONES static void softmax_bwd_f32(int dt, const void *grad, const void *yv, void *out,
-                                        int64_t outer, int64_t axis, int64_t inner, int lg)
-{
+    const bwd_args *c = (const bwd_args *)ctx;
     bwd_ws ws;
-    if (inner == 1 && axis > SM_BATCH_BWD_ROW) {
-        bwd_rows(dt, grad, yv, out, outer, axis, lg, &ws);
-        return;
+    const int64_t nblk = (c->inner + SEG - 1) / SEG;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t o = t / nblk, i0 = (t % nblk) * SEG;
+        bwd_block(c, o, i0, block_geom(c->axis, c->inner, i0), &ws);
     }
-    if (!use_batch(axis, inner, SM_BATCH_BWD)) {
-        bwd_core(dt, grad, yv, out, outer, axis, inner, lg, &ws);
-        return;
-    }
+    if (c->nt)
+        aclk_nt_fence();
+}
+
+ACLK_CLONES static void bwd_batch_chunk(void *ctx, int64_t g0, int64_t g1)
+{
+    const bwd_args *c = (const bwd_args *)ctx;
+    bwd_ws ws;
     float gblk[BLK], yblk[BLK];
-    const int64_t slab = axis * inner, B = batch_slabs(axis, inner);
-    for (int64_t o0 = 0; o0 < outer; o0 += B) {
-        int64_t nb = min64(B, outer - o0);
-        gather(dt, grad, o0 * slab, nb, axis, inner, gblk);
-        gather(dt, yv, o0 * slab, nb, axis, inner, yblk);
-        bwd_core(ACLK_F32, gblk, yblk, gblk, 1, axis, nb * inner, lg, &ws);
-        scatter(dt, out, o0 * slab, nb, axis, inner, gblk);
+    const int64_t slab = c->axis * c->inner, B = batch_slabs(c->axis, c->inner);
+    for (int64_t g = g0; g < g1; g++) {
+        int64_t o0 = g * B, nb = min64(B, c->outer - o0);
+        gather(c->dt, c->g, o0 * slab, nb, c->axis, c->inner, gblk);
+        gather(c->dt, c->yv, o0 * slab, nb, c->axis, c->inner, yblk);
+        bwd_args gc = {ACLK_F32, c->lg, 0, gblk, yblk, gblk, 1, c->axis, nb * c->inner};
+        bwd_block(&gc, 0, 0, block_geom(c->axis, nb * c->inner, 0), &ws);
+        scatter(c->dt, c->out, o0 * slab, nb, c->axis, c->inner, gblk);
+    }
+}
+
+static void softmax_bwd_f32(int dt, const void *grad, const void *yv, void *out, int64_t outer,
+                            int64_t axis, int64_t inner, int lg)
+{
+    const int64_t total = outer * axis * inner;
+    const int64_t esz = dt == ACLK_F32 ? 4 : 2;
+    bwd_args c = {dt, lg, aclk_use_nt(total * esz), grad, yv, out, outer, axis, inner};
+    if (inner == 1 && axis > SM_BATCH_BWD_ROW) {
+        aclk_parallel_for(outer, grain_for(axis), bwd_rows_chunk, &c);
+    } else if (!use_batch(axis, inner, SM_BATCH_BWD)) {
+        const int64_t nblk = (inner + SEG - 1) / SEG;
+        aclk_parallel_for(outer * nblk, grain_for(axis * min64(inner, SEG)), bwd_cols_chunk, &c);
+    } else {
+        const int64_t B = batch_slabs(axis, inner);
+        aclk_parallel_for((outer + B - 1) / B, grain_for(B * axis * inner), bwd_batch_chunk, &c);
     }
 }
 
 /* ------------------------------------------------------------------ float64 ---- */
 
-static void softmax_fwd_f64(const double *x, double *y, int64_t outer, int64_t axis,
-                            int64_t inner, int lg)
+/* float64 work items: (outer index, block of SEG columns), as the 32-bit column path */
+typedef struct {
+    const double *x, *g;
+    double *y;
+    int64_t axis, inner;
+    int lg;
+} f64_args;
+
+static void softmax_fwd_f64_chunk(void *ctx, int64_t t0, int64_t t1)
 {
+    const f64_args *c = (const f64_args *)ctx;
+    const double *x = c->x;
+    double *y = c->y;
+    const int64_t axis = c->axis, inner = c->inner, nblk = (inner + SEG - 1) / SEG;
+    const int lg = c->lg;
     double macc[SEG], sacc[SEG];
 
-    for (int64_t o = 0; o < outer; o++) {
-        for (int64_t i0 = 0; i0 < inner; i0 += SEG) {
+    for (int64_t t = t0; t < t1; t++) {
+        {
+            const int64_t o = t / nblk, i0 = (t % nblk) * SEG;
             blk_t b = block_geom(axis, inner, i0);
             const int64_t base = o * axis * inner + i0;
 
@@ -705,13 +886,18 @@ static void softmax_fwd_f64(const double *x, double *y, int64_t outer, int64_t a
     }
 }
 
-static void softmax_bwd_f64(const double *g, const double *yv, double *out, int64_t outer,
-                            int64_t axis, int64_t inner, int lg)
+static void softmax_bwd_f64_chunk(void *ctx, int64_t t0, int64_t t1)
 {
+    const f64_args *c = (const f64_args *)ctx;
+    const double *g = c->g, *yv = c->x;
+    double *out = c->y;
+    const int64_t axis = c->axis, inner = c->inner, nblk = (inner + SEG - 1) / SEG;
+    const int lg = c->lg;
     double sacc[SEG];
 
-    for (int64_t o = 0; o < outer; o++) {
-        for (int64_t i0 = 0; i0 < inner; i0 += SEG) {
+    for (int64_t t = t0; t < t1; t++) {
+        {
+            const int64_t o = t / nblk, i0 = (t % nblk) * SEG;
             blk_t b = block_geom(axis, inner, i0);
             const int64_t base = o * axis * inner + i0;
 
@@ -788,7 +974,9 @@ static int fwd_f64(int dt, const void *x, void *y, int64_t outer, int64_t axis, 
                    int lg)
 {
     (void)dt;
-    softmax_fwd_f64((const double *)x, (double *)y, outer, axis, inner, lg != 0);
+    f64_args c = {(const double *)x, NULL, (double *)y, axis, inner, lg != 0};
+    aclk_parallel_for(outer * ((inner + SEG - 1) / SEG), grain_for(axis * min64(inner, SEG)),
+                      softmax_fwd_f64_chunk, &c);
     return 0;
 }
 
@@ -803,8 +991,9 @@ static int bwd_f64(int dt, const void *grad, const void *y, void *out, int64_t o
                    int64_t axis, int64_t inner, int lg)
 {
     (void)dt;
-    softmax_bwd_f64((const double *)grad, (const double *)y, (double *)out, outer, axis, inner,
-                    lg != 0);
+    f64_args c = {(const double *)y, (const double *)grad, (double *)out, axis, inner, lg != 0};
+    aclk_parallel_for(outer * ((inner + SEG - 1) / SEG), grain_for(axis * min64(inner, SEG)),
+                      softmax_bwd_f64_chunk, &c);
     return 0;
 }
 

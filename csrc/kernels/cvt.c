@@ -1,0 +1,228 @@
+/*
+ * cvt.c: the array conversion tables of dtype.h (aclk_cvt_ops), one per ISA level: float16 /
+ * bfloat16 <-> float32 and float32 copies, with normal or non-temporal stores. isa.c picks the
+ * table when the library loads; aclk_load_f32 / aclk_store_f32 / aclk_store_f32_nt call it
+ * once per chunk.
+ *
+ * Every table gives the bits of dtype.h's scalar functions for every input (see cvt_x86.h for
+ * why the vector forms do; tests/c/cvt_exhaustive.c checks all 2^16 and 2^32 inputs per
+ * level). The _nt forms store the unaligned head and the tail normally and the aligned body
+ * with streaming stores; the generic table has no streaming stores (aclk_use_nt says 0 there)
+ * and its _nt forms are the normal ones.
+ */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <string.h>
+
+#include "aclnn_emu.h"
+#include "cvt_x86.h"
+#include "dtype.h"
+
+/* ---------------------------------------------------------------------- generic ---- */
+
+static void gen_f16_to_f32(const uint16_t *restrict s, float *restrict d, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = aclk_f16_to_f32(s[i]);
+}
+
+static void gen_bf16_to_f32(const uint16_t *restrict s, float *restrict d, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = aclk_bf16_to_f32(s[i]);
+}
+
+static void gen_f32_to_f16(const float *restrict s, uint16_t *restrict d, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = aclk_f32_to_f16(s[i]);
+}
+
+static void gen_f32_to_bf16(const float *restrict s, uint16_t *restrict d, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = aclk_f32_to_bf16(s[i]);
+}
+
+static void gen_copy_f32(float *restrict d, const float *restrict s, int64_t n)
+{
+    memcpy(d, s, (size_t)n * sizeof(float));
+}
+
+const aclk_cvt_ops aclk_cvt_generic = {
+    ACLK_ISA_GENERIC, gen_f16_to_f32, gen_bf16_to_f32, gen_f32_to_f16, gen_f32_to_bf16,
+    gen_f32_to_f16, gen_f32_to_bf16, gen_copy_f32,
+};
+
+#ifdef ACLK_X86
+
+/* ------------------------------------------------------------------------- AVX2 ---- */
+
+ACLK_TARGET_AVX2 static void avx2_f16_to_f32(const uint16_t *restrict s, float *restrict d,
+                                             int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(d + i, aclk_avx2_ld_f16(s + i));
+    for (; i < n; i++)
+        d[i] = aclk_f16_to_f32(s[i]);
+}
+
+ACLK_TARGET_AVX2 static void avx2_bf16_to_f32(const uint16_t *restrict s, float *restrict d,
+                                              int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(d + i, aclk_avx2_ld_bf16(s + i));
+    for (; i < n; i++)
+        d[i] = aclk_bf16_to_f32(s[i]);
+}
+
+/* narrowing, normal or streaming (16-byte stores of 8 elements, 16-byte aligned) */
+ACLK_AVX2_INLINE void avx2_narrow(int bf, int nt, const float *restrict s,
+                                  uint16_t *restrict d, int64_t n)
+{
+    int64_t i = nt ? aclk_nt_head(d, 2, 16, n) : 0;
+    for (int64_t k = 0; k < i; k++)
+        d[k] = bf ? aclk_f32_to_bf16(s[k]) : aclk_f32_to_f16(s[k]);
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(s + i);
+        __m128i r = bf ? aclk_avx2_cvt_bf16(v) : aclk_avx2_cvt_f16(v);
+        if (nt)
+            _mm_stream_si128((__m128i *)(d + i), r);
+        else
+            _mm_storeu_si128((__m128i *)(d + i), r);
+    }
+    for (; i < n; i++)
+        d[i] = bf ? aclk_f32_to_bf16(s[i]) : aclk_f32_to_f16(s[i]);
+}
+
+ACLK_TARGET_AVX2 static void avx2_f32_to_f16(const float *restrict s, uint16_t *restrict d,
+                                             int64_t n)
+{
+    avx2_narrow(0, 0, s, d, n);
+}
+
+ACLK_TARGET_AVX2 static void avx2_f32_to_bf16(const float *restrict s, uint16_t *restrict d,
+                                              int64_t n)
+{
+    avx2_narrow(1, 0, s, d, n);
+}
+
+ACLK_TARGET_AVX2 static void avx2_f32_to_f16_nt(const float *restrict s, uint16_t *restrict d,
+                                                int64_t n)
+{
+    avx2_narrow(0, 1, s, d, n);
+}
+
+ACLK_TARGET_AVX2 static void avx2_f32_to_bf16_nt(const float *restrict s,
+                                                 uint16_t *restrict d, int64_t n)
+{
+    avx2_narrow(1, 1, s, d, n);
+}
+
+ACLK_TARGET_AVX2 static void avx2_copy_f32_nt(float *restrict d, const float *restrict s,
+                                              int64_t n)
+{
+    int64_t i = aclk_nt_head(d, 4, 32, n);
+    memcpy(d, s, (size_t)i * sizeof(float));
+    for (; i + 16 <= n; i += 16) {
+        __m256 a = _mm256_loadu_ps(s + i), b = _mm256_loadu_ps(s + i + 8);
+        _mm256_stream_ps(d + i, a);
+        _mm256_stream_ps(d + i + 8, b);
+    }
+    for (; i + 8 <= n; i += 8)
+        _mm256_stream_ps(d + i, _mm256_loadu_ps(s + i));
+    memcpy(d + i, s + i, (size_t)(n - i) * sizeof(float));
+}
+
+const aclk_cvt_ops aclk_cvt_avx2 = {
+    ACLK_ISA_AVX2, avx2_f16_to_f32, avx2_bf16_to_f32, avx2_f32_to_f16, avx2_f32_to_bf16,
+    avx2_f32_to_f16_nt, avx2_f32_to_bf16_nt, avx2_copy_f32_nt,
+};
+
+/* ---------------------------------------------------------------------- AVX-512 ---- */
+
+ACLK_TARGET_AVX512 static void avx512_f16_to_f32(const uint16_t *restrict s, float *restrict d,
+                                                 int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(d + i, aclk_avx512_ld_f16(s + i));
+    for (; i < n; i++)
+        d[i] = aclk_f16_to_f32(s[i]);
+}
+
+ACLK_TARGET_AVX512 static void avx512_bf16_to_f32(const uint16_t *restrict s,
+                                                  float *restrict d, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(d + i, aclk_avx512_ld_bf16(s + i));
+    for (; i < n; i++)
+        d[i] = aclk_bf16_to_f32(s[i]);
+}
+
+/* narrowing, normal or streaming (32-byte stores of 16 elements, 32-byte aligned) */
+ACLK_AVX512_INLINE void avx512_narrow(int bf, int nt, const float *restrict s,
+                                      uint16_t *restrict d, int64_t n)
+{
+    int64_t i = nt ? aclk_nt_head(d, 2, 32, n) : 0;
+    for (int64_t k = 0; k < i; k++)
+        d[k] = bf ? aclk_f32_to_bf16(s[k]) : aclk_f32_to_f16(s[k]);
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_loadu_ps(s + i);
+        __m256i r = bf ? aclk_avx512_cvt_bf16(v) : aclk_avx512_cvt_f16(v);
+        if (nt)
+            _mm256_stream_si256((__m256i *)(d + i), r);
+        else
+            _mm256_storeu_si256((__m256i *)(d + i), r);
+    }
+    for (; i < n; i++)
+        d[i] = bf ? aclk_f32_to_bf16(s[i]) : aclk_f32_to_f16(s[i]);
+}
+
+ACLK_TARGET_AVX512 static void avx512_f32_to_f16(const float *restrict s, uint16_t *restrict d,
+                                                 int64_t n)
+{
+    avx512_narrow(0, 0, s, d, n);
+}
+
+ACLK_TARGET_AVX512 static void avx512_f32_to_bf16(const float *restrict s,
+                                                  uint16_t *restrict d, int64_t n)
+{
+    avx512_narrow(1, 0, s, d, n);
+}
+
+ACLK_TARGET_AVX512 static void avx512_f32_to_f16_nt(const float *restrict s,
+                                                    uint16_t *restrict d, int64_t n)
+{
+    avx512_narrow(0, 1, s, d, n);
+}
+
+ACLK_TARGET_AVX512 static void avx512_f32_to_bf16_nt(const float *restrict s,
+                                                     uint16_t *restrict d, int64_t n)
+{
+    avx512_narrow(1, 1, s, d, n);
+}
+
+ACLK_TARGET_AVX512 static void avx512_copy_f32_nt(float *restrict d, const float *restrict s,
+                                                  int64_t n)
+{
+    int64_t i = aclk_nt_head(d, 4, 64, n);
+    memcpy(d, s, (size_t)i * sizeof(float));
+    for (; i + 16 <= n; i += 16)
+        _mm512_stream_ps(d + i, _mm512_loadu_ps(s + i));
+    memcpy(d + i, s + i, (size_t)(n - i) * sizeof(float));
+}
+
+const aclk_cvt_ops aclk_cvt_avx512 = {
+    ACLK_ISA_AVX512, avx512_f16_to_f32, avx512_bf16_to_f32, avx512_f32_to_f16,
+    avx512_f32_to_bf16, avx512_f32_to_f16_nt, avx512_f32_to_bf16_nt, avx512_copy_f32_nt,
+};
+
+#endif /* ACLK_X86 */

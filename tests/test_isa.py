@@ -1,0 +1,284 @@
+"""ISA levels (csrc/kernels/isa.c): the level is picked when the library loads, ACLNN_EMU_ISA asks
+for a lower one, and every level gives the same bytes.
+
+- aclk_isa_name() names the level in use: the requested one when the CPU has it, else the best
+  the CPU has; unset or an unknown value: the best.
+- Every kernel (softmax family, hard sigmoid, cast, on random data and special values: NaN with
+  payloads, signaling NaN, +-inf, subnormals, +-0, the extremes; every float16 / bfloat16 bit
+  pattern; lengths and offsets that take the vector loops' heads and tails; outputs large enough
+  for non-temporal stores) gives byte-identical outputs at every available level and thread
+  count. Each level runs in a subprocess of its own, since the level is fixed at load.
+- tests/c/cvt_exhaustive.c: the level's float16 / bfloat16 conversions against the scalar ones
+  of dtype.h over every 16-bit and every float32 input.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CSRC = ROOT / "csrc"
+TESTS_C = Path(__file__).resolve().parent / "c"
+LEVELS = ("generic", "avx2", "avx512")
+X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+
+
+def _env(level: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("ACLNN_EMU_ISA", None)
+    if level is not None:
+        env["ACLNN_EMU_ISA"] = level
+    return env
+
+
+def _python(code: str, level: str | None, *args: str, timeout: float = 300) -> str:
+    res = subprocess.run([sys.executable, "-c", code, *args], env=_env(level),
+                         capture_output=True, text=True, timeout=timeout)
+    assert res.returncode == 0, f"ACLNN_EMU_ISA={level}:\n{res.stdout}\n{res.stderr}"
+    return res.stdout
+
+
+NAME_CODE = ("from aclnn_py._emu import ffi, lib\n"
+             "print(ffi.string(lib.aclk_isa_name()).decode())")
+
+
+def _name(level: str | None) -> str:
+    return _python(NAME_CODE, level).strip()
+
+
+@pytest.fixture(scope="module")
+def levels() -> list[str]:
+    """The levels this machine runs: generic up to the best one, in order."""
+    best = _name(None)
+    assert best in LEVELS
+    return list(LEVELS[: LEVELS.index(best) + 1])
+
+
+def test_isa_name_reflects_the_override_and_falls_back(levels):
+    best = levels[-1]
+    if not X86:
+        assert best == "generic"
+    for i, want in enumerate(LEVELS):
+        got = _name(want)
+        # a level the CPU has is used as asked; one it lacks gives the best it has
+        assert got == (want if want in levels else best), f"ACLNN_EMU_ISA={want}: {got}"
+        assert LEVELS.index(got) <= i or want not in levels
+    for junk in ("", "AVX2 ", "sse9", "native"):
+        assert _name(junk) == best, f"ACLNN_EMU_ISA={junk!r}"
+
+
+# The kernels on fixed inputs, run in a subprocess at one level and thread count: prints a JSON
+# object of sha256 digests of every output, plus the level's name.
+KERNELS_CODE = r'''
+import hashlib, json, sys
+import ml_dtypes
+import numpy as np
+from aclnn_py._emu import ffi, lib
+
+lib.aclk_set_num_threads(int(sys.argv[1]))
+BIG = int(sys.argv[2])
+F32, F16, F64, I32 = (np.dtype(t) for t in (np.float32, np.float16, np.float64, np.int32))
+BF16 = np.dtype(ml_dtypes.bfloat16)
+CODE = {F32: 0, F16: 1, I32: 3, F64: 11, BF16: 27}
+out = {"isa": ffi.string(lib.aclk_isa_name()).decode()}
+P = ffi.from_buffer
+
+
+def digest(name, a):
+    out[name] = hashlib.sha256(np.ascontiguousarray(a).view(np.uint8).tobytes()).hexdigest()
+
+
+F32_SPECIAL_BITS = [
+    0x00000000, 0x80000000, 0x7F800000, 0xFF800000,              # +-0, +-inf
+    0x7FC00000, 0xFFC00000, 0x7FC00001, 0x7FFFFFFF, 0xFFFFFFFF,  # quiet NaNs, payloads
+    0x7F800001, 0xFF800001, 0x7FBFFFFF, 0x7FA00000,              # signaling NaNs
+    0x7F7FFFFF, 0xFF7FFFFF, 0x00800000, 0x80800000,              # max, min normal
+    0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF,              # subnormals
+    0x477FE000, 0x477FEFFF, 0x477FF000, 0x47800000,              # float16 max / overflow
+    0x33800000, 0x33000000, 0x33000001, 0x387FC000, 0x38800000,  # float16 subnormal edges
+    0x40400000, 0xC0400000, 0xC03FFFFF, 0x40200000, 0xC0200000,  # +-3, +-2.5
+    0x3F800000, 0xBF800000, 0x3F000000, 0x4F000000, 0xCF000000,  # +-1, 0.5, +-2^31
+    0x3F807FFF, 0x3F808000, 0x3F818000, 0x7F7F8000, 0x7F7F7FFF,  # bfloat16 ties, overflow
+]
+
+
+def f32_inputs(n, seed):
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    x = bits.view(np.float32).copy()
+    x[: n // 2] = rng.standard_normal(n // 2).astype(np.float32) * 4
+    sp = np.array(F32_SPECIAL_BITS, dtype=np.uint32).view(np.float32)
+    for k in range(0, n, 37):
+        x[k] = sp[(k // 37) % len(sp)]
+    return x
+
+
+def inputs(dt, n, seed):
+    if dt in (F16, BF16):
+        rng = np.random.default_rng(seed)
+        pat = np.tile(np.arange(65536, dtype=np.uint16), n // 65536 + 1)[:n]
+        if n > 65536:
+            pat[65536:] = rng.integers(0, 65536, n - 65536, dtype=np.uint16)
+        return pat.view(dt)
+    x = f32_inputs(n, seed)
+    if dt == F32:
+        return x
+    if dt == F64:
+        return x.astype(np.float64) * np.where(np.arange(n) % 5 == 0, 1e300, 1.0)
+    with np.errstate(all="ignore"):
+        r = np.nan_to_num(x.astype(np.float64), nan=7, posinf=2**31 - 1, neginf=-2**31)
+    return np.clip(r, -2**31, 2**31 - 1).astype(np.int32)
+
+
+def window(a, off, n):
+    """n elements of a fresh buffer starting off elements in (misaligned outputs)"""
+    return np.zeros(n + off, a.dtype)[off:]
+
+
+# -- hard sigmoid: fwd / bwd, every dtype, several lengths and alignments, and a big one
+HS_PARAMS = [(1 / 6, 0.5), (0.2, 0.5), (-0.3, 0.1), (2.0, -1.0)]
+for dt in (F32, F16, BF16, I32, F64):
+    sizes = [65536 + 77, 1, 15, 16, 17, 33, 200003] + ([BIG // dt.itemsize + 5] if BIG else [])
+    for n in sizes:
+        x = inputs(dt, n, 1)
+        g = inputs(dt, n, 2)[::-1].copy()
+        for off in (0, 1, 3) if n < 1000 or n == BIG // dt.itemsize + 5 else (0, 5):
+            xs = window(x, off, n)
+            xs[:] = x
+            for alpha, beta in HS_PARAMS if n != BIG // dt.itemsize + 5 else HS_PARAMS[:1]:
+                y = window(x, (off * 7) % 16, n)
+                assert lib.aclk_hardsigmoid_fwd(CODE[dt], P(xs), P(y), n, alpha, beta) == 0
+                digest(f"hs_fwd {dt} n={n} off={off} {alpha},{beta}", y)
+                if dt != I32:
+                    y = window(x, (off * 3 + 1) % 16, n)
+                    assert lib.aclk_hardsigmoid_bwd(CODE[dt], P(g), P(xs), P(y), n, alpha,
+                                                    beta) == 0
+                    digest(f"hs_bwd {dt} n={n} off={off} {alpha},{beta}", y)
+        if n == 200003:  # in place
+            xi = x.copy()
+            assert lib.aclk_hardsigmoid_fwd(CODE[dt], P(xi), P(xi), n, 1 / 6, 0.5) == 0
+            digest(f"hs_fwd_inplace {dt}", xi)
+
+# -- cast: every pair, special values and every 16-bit pattern, misaligned, and big ones
+DTS = (F32, F16, BF16, I32, F64)
+for src in DTS:
+    for n in [65536 + 13, 7, 16, 31, 4099]:
+        x = inputs(src, n, 3)
+        for dst in DTS:
+            for off in (0, 1, 2):
+                xs = window(x, off, n)
+                xs[:] = x
+                y = window(np.zeros(1, dst), (off * 5) % 8, n)
+                assert lib.aclk_cast(CODE[src], P(xs), CODE[dst], P(y), n) == 0
+                digest(f"cast {src}->{dst} n={n} off={off}", y)
+if BIG:
+    for src, dst in [(F32, F16), (F32, BF16), (F16, F32), (BF16, F32), (F16, BF16),
+                     (BF16, F16), (F32, F32), (F16, F16), (F64, F32)]:
+        n = BIG // min(src.itemsize, dst.itemsize) + 3
+        x = inputs(src, n, 4)
+        y = window(np.zeros(1, dst), 3, n)
+        assert lib.aclk_cast(CODE[src], P(x), CODE[dst], P(y), n) == 0
+        digest(f"cast big {src}->{dst}", y)
+
+# -- softmax family (loads and stores through the conversion tables)
+for dt in (F32, F16, BF16):
+    for shape in [(2, 513, 1), (3, 40, 13), (2, 5, 700), (64, 33, 1)]:
+        n = int(np.prod(shape))
+        x = inputs(dt, n, 5).reshape(shape)
+        if dt in (F16, BF16):  # finite values mostly, and some specials
+            x = (np.random.default_rng(6).standard_normal(shape) * 3).astype(dt)
+            x.reshape(-1)[::29] = inputs(dt, n, 7).reshape(-1)[::29]
+        g = (np.random.default_rng(8).standard_normal(shape)).astype(dt)
+        o, a, i = shape
+        for lg in (0, 1):
+            y = np.empty_like(x)
+            assert lib.aclk_softmax_fwd(CODE[dt], P(x), P(y), o, a, i, lg) == 0
+            digest(f"softmax_fwd {dt} {shape} log={lg}", y)
+            r = np.empty_like(x)
+            assert lib.aclk_softmax_bwd(CODE[dt], P(g), P(y), P(r), o, a, i, lg) == 0
+            digest(f"softmax_bwd {dt} {shape} log={lg}", r)
+
+print(json.dumps(out))
+'''
+
+# bytes of the big outputs: above half of a 32 MiB last-level cache (non-temporal stores there)
+BIG = 18 << 20
+
+
+def _digests(level: str | None, threads: int) -> dict[str, str]:
+    lines = _python(KERNELS_CODE, level, str(threads), str(BIG), timeout=600).splitlines()
+    return json.loads(lines[-1])
+
+
+def test_every_level_gives_the_same_bytes(levels):
+    runs = {(lv, 1): _digests(lv, 1) for lv in levels}
+    runs[(levels[-1], 3)] = _digests(levels[-1], 3)
+    for (lv, _), d in runs.items():
+        assert d.pop("isa") == lv
+    (base_key, base), *others = runs.items()
+    assert len(base) > 1000
+    for key, d in others:
+        assert d.keys() == base.keys()
+        diff = [k for k in base if base[k] != d[k]]
+        assert not diff, (f"ACLNN_EMU_ISA={key[0]} with {key[1]} threads differs from "
+                          f"{base_key[0]} with 1 thread in {len(diff)} outputs: {diff[:8]}")
+
+
+# ------------------------------------------------------------- exhaustive conversions ----
+
+def _build_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("_aclnn_build", ROOT / "aclnn_py" / "_build.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def cvt_exe(tmp_path_factory) -> Path:
+    build = _build_module()
+    cc = build.c_compiler()
+    if shutil.which(cc[0]) is None:
+        pytest.skip(f"no C compiler: {cc[0]!r}")
+    exe = tmp_path_factory.mktemp("cvt") / "cvt_exhaustive"
+    sources = [TESTS_C / "cvt_exhaustive.c", CSRC / "kernels" / "cvt.c",
+               CSRC / "kernels" / "isa.c"]
+    cmd = [*cc, *build.compile_args(""), f"-I{CSRC / 'include'}", f"-I{CSRC / 'kernels'}",
+           *map(str, sources), "-o", str(exe), *build.link_args("")]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
+    return exe
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_conversions_exhaustive(level, levels, cvt_exe):
+    """Every float16 / bfloat16 pattern widened and every float32 pattern narrowed (a sample of
+    every 7th at the generic level, whose table is the scalar code itself), bit for bit."""
+    if level not in levels:
+        pytest.skip(f"this CPU has no {level}")
+    res = subprocess.run([str(cvt_exe)], env=_env(level), capture_output=True, text=True,
+                         timeout=900)
+    assert res.returncode == 0, f"{res.stdout}\n{res.stderr}"
+    lines = res.stdout.splitlines()
+    assert lines[0] == f"level {level}"
+    checked = {}
+    for line in lines[1:]:
+        m = re.fullmatch(r"(\w+) checked=(\d+) bad=(\d+)", line)
+        assert m, f"unexpected output line: {line!r}"
+        assert int(m.group(3)) == 0, line
+        checked[m.group(1)] = int(m.group(2))
+    assert checked["f16_to_f32"] == checked["bf16_to_f32"] == 65536
+    assert checked["edges"] > 0
+    full = 2**32 if level != "generic" else len(range(0, 2**32, 7))
+    assert checked["f32_to_f16"] >= full and checked["f32_to_bf16"] >= full
