@@ -1,20 +1,51 @@
-"""Benchmarks: each operator through the aclnn API against a NumPy baseline, in the same run.
+"""`aclnn-py bench`: each operator through the aclnn API against a memory floor, NumPy and
+PyTorch, measured in the same run, with a correctness column (docs/performance.md).
 
-The emulator's time is phase 2 plus synchronize on a repeatable executor (the kernel and its plan
-steps, without phase 1); the baseline is the same formula written with NumPy array operations.
-Both are medians of ``repeat`` runs after one warm-up.
+One *case* is an operator x dtype x layout (the layouts and formulas come from the operators'
+declarations, ``OpDef.bench``); one *row* is a case at one kernel thread count and one cache
+state. In a row each contender in turn gets one warm-up call, then ``repeat`` timed single calls
+(in a cold row the caches are evicted before each); the row shows medians.
+
+- emulator: phase 2 + synchronize on a repeatable executor (the plan's steps, without phase 1);
+- floor: a same-footprint memory operation in C on the kernel pool, into the same buffers: a copy
+  of the output's bytes for a forward operator, a 2-in/1-out add for a backward one;
+- NumPy: the declared formula; float16/bfloat16 computed as a NumPy user would (cast to float32,
+  compute, cast back, the casts timed). NumPy runs on one thread: it is timed in the first row of
+  a case and cache state and shared by the other thread counts;
+- PyTorch (optional): the aten ``out=`` variant into a preallocated tensor, on the same inputs,
+  with ``torch.set_num_threads(threads)``.
+
+Correctness (outside the timed region): each output against a float64 golden of the formula
+computed from the same inputs widened to float64: the max absolute error, and the max error in
+units of the output dtype's epsilon (:func:`errors`).
 """
 
 from __future__ import annotations
 
+import math
+import os
+import platform
 import statistics
+import textwrap
 import time
-from dataclasses import dataclass
-from typing import Callable, Optional
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Optional
 
+import ml_dtypes
 import numpy as np
 
 from . import acl, aclnn, dtypes
+
+#: the dtypes the bench knows (name -> NumPy dtype); the default run takes DEFAULT_DTYPES
+DTYPES: dict[str, Any] = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16),
+                          "bfloat16": np.dtype(ml_dtypes.bfloat16),
+                          "float64": np.dtype(np.float64)}
+DEFAULT_DTYPES = ("float32", "float16", "bfloat16")
+CACHES = ("cold", "hot")
+FALLBACK_EVICT_BYTES = 64 << 20  # when the last-level cache size is unknown
+SEED = 0  # make_inputs' default seed
+SLOW_CALL_S = 0.25  # a contender whose warm-up call takes longer than this (NumPy's float16
+SLOW_REPEAT = 3  # formulas) is timed at most SLOW_REPEAT times
 
 
 def _declared() -> list:
@@ -31,90 +62,721 @@ BASELINES: dict[str, Callable] = {name: bench.numpy for name, bench in _declared
 DEFAULT_CASES = [(name, c.shape, c.dim) for name, bench in _declared() for c in bench.cases]
 
 
-@dataclass
-class Result:
+class BenchError(Exception):
+    """A case could not run (phase 1 refused it, a launch failed, out of memory)."""
+
+
+def _torch_calls() -> dict:
+    """operator -> ``(torch, inputs, dim, out) -> None``: PyTorch's aten out= variants."""
+    return {
+        "aclnnSoftmax": lambda t, a, d, o: t.ops.aten._softmax.out(a[0], d, False, out=o),
+        "aclnnLogSoftmax": lambda t, a, d, o: t.ops.aten._log_softmax.out(a[0], d, False, out=o),
+        "aclnnSoftmaxBackward": lambda t, a, d, o: t.ops.aten._softmax_backward_data.out(
+            a[0], a[1], d, a[0].dtype, grad_input=o),
+        "aclnnLogSoftmaxBackward": lambda t, a, d, o: t.ops.aten._log_softmax_backward_data.out(
+            a[0], a[1], d, a[0].dtype, out=o),
+        "aclnnHardsigmoid": lambda t, a, d, o: t.ops.aten.hardsigmoid.out(a[0], out=o),
+        "aclnnHardsigmoidBackward": lambda t, a, d, o: t.ops.aten.hardsigmoid_backward.grad_input(
+            a[0], a[1], grad_input=o),
+    }
+
+
+TORCH_CALLS = _torch_calls()
+
+
+# ------------------------------------------------------------------------------ cases ----
+
+
+@dataclass(frozen=True)
+class Case:
+    """One operator x dtype x layout."""
+
     op: str
-    shape: tuple
-    dim: Optional[int]
     dtype: str
-    emu_ms: float
-    numpy_ms: float
-    nbytes: int  # bytes read and written by the kernel
+    shape: tuple
+    dim: Optional[int]  # None for the elementwise operators
+    hot_only: bool = False
 
     @property
-    def speedup(self) -> float:
-        return self.numpy_ms / self.emu_ms if self.emu_ms else float("inf")
+    def label(self) -> str:
+        shape = "x".join(str(d) for d in self.shape)
+        return shape if self.dim is None else f"{shape}/{self.dim}"
+
+
+def short_name(op: str) -> str:
+    return op[len("aclnn"):] if op.startswith("aclnn") else op
+
+
+def plan_cases(ops: list, dtype_names: list, shape: Optional[tuple] = None,
+               dim: Optional[int] = None) -> tuple[list, list]:
+    """(cases, skipped): every operator x dtype x layout (the declared layouts, or ``shape`` and
+    ``dim`` for all), and the (operator, dtype, reason) combinations the SoC's phase 1 refuses."""
+    from . import config
+    from .ops import REGISTRY
+
+    profile = config.soc_profile()
+    cases: list = []
+    skipped: list = []
+    for name in ops:
+        op = REGISTRY[name]
+        for dt in dtype_names:
+            acl_dt = dtypes.from_numpy(DTYPES[dt])
+            if not profile.supports(name):
+                skipped.append((name, dt, f"no kernel on {profile.name}"))
+                continue
+            if acl_dt is None or not op.accepts(profile.soc_class, acl_dt):
+                skipped.append((name, dt, f"phase 1 refuses {dt} on {profile.name}"))
+                continue
+            if shape is not None:
+                layouts = [(tuple(shape), dim if op.int_params else None, False)]
+            else:
+                declared = op.bench.cases if op.bench is not None else ()
+                layouts = [(tuple(c.shape), c.dim, c.hot_only) for c in declared]
+            cases.extend(Case(name, dt, s, d, h) for s, d, h in layouts)
+    return cases, skipped
+
+
+def make_inputs(op_name: str, shape, dtype_name: str, seed: int = SEED) -> list:
+    """The inputs of a case: one array per input tensor, uniform in [-4, 4) rounded to the dtype
+    (as benchdnn: a backward operator's forward result is random too; the formula is applied as
+    given)."""
+    from .ops import REGISTRY
+
+    rng = np.random.default_rng(seed)
+    dt = DTYPES[dtype_name]
+    wide = np.float64 if dt == np.float64 else np.float32
+    return [(rng.random(tuple(shape), dtype=wide) * 8 - 4).astype(dt)
+            for _ in REGISTRY[op_name].inputs]
+
+
+# -------------------------------------------------------------------------- correctness ----
+
+
+def scaled_error(op_name: str) -> bool:
+    """Whether the op's tolerance scales with its largest golden magnitude (the backward
+    operators, as in the numerics tests: their outputs cancel, g*y - sum(g*y)*y) rather than
+    with 1."""
+    from .ops import REGISTRY
+
+    return len(REGISTRY[op_name].inputs) == 2
+
+
+NO_ERRORS = (None, None, None)
+_TABLES: dict = {}
+
+
+def widen(a) -> np.ndarray:
+    """``a`` as float64; 2-byte floats through a 65536-entry table (NumPy converts float16
+    subnormals, which softmax outputs are full of, slowly)."""
+    a = np.asarray(a)
+    if a.dtype.itemsize != 2:
+        return a.astype(np.float64)
+    table = _TABLES.get(a.dtype)
+    if table is None:
+        with np.errstate(invalid="ignore"):  # the NaN bit patterns
+            table = np.arange(1 << 16, dtype=np.uint16).view(a.dtype).astype(np.float64)
+        _TABLES[a.dtype] = table
+    return table[a.view(np.uint16)]
+
+
+def errors(got, golden, dtype_name: str, scaled: bool) -> tuple:
+    """(max absolute error, max error in epsilons, max relative error in epsilons) of ``got``
+    against the float64 ``golden``, eps being the output dtype's machine epsilon:
+
+    - eps: ``|got - golden| / (eps * (|golden| + s))``, s = 1, or max|golden| over the tensor
+      when ``scaled``: the numerics tests' tolerance ``atol*s + rtol*|golden|`` with atol = rtol
+      = eps (a correctly rounded result is at most 0.5);
+    - rel: ``|got - golden| / (eps * max(|golden|, smallest normal))``, each element's own
+      relative error (ulp-like; large where the formula cancels, as hard-sigmoid's
+      x/6 + 1/2 near x = -3 in float32).
+
+    NO_ERRORS when an output is NaN or infinite where the golden is finite."""
+    fi = ml_dtypes.finfo(DTYPES[dtype_name])
+    eps, tiny = float(fi.eps), float(fi.tiny)
+    got = np.ascontiguousarray(got).reshape(-1)
+    gold = np.ascontiguousarray(golden, dtype=np.float64).reshape(-1)
+    if gold.size == 0:
+        return 0.0, 0.0, 0.0
+    s = max(float(np.abs(gold).max()), tiny) if scaled else 1.0
+    worst, worst_tol, worst_rel = 0.0, 0.0, 0.0
+    step = 1 << 17  # chunks that stay in cache
+    for i in range(0, gold.size, step):
+        g, a = widen(got[i:i + step]), np.abs(gold[i:i + step])
+        np.subtract(g, gold[i:i + step], out=g)
+        np.abs(g, out=g)
+        e = float(g.max())
+        if not math.isfinite(e):
+            return NO_ERRORS
+        worst = max(worst, e)
+        worst_tol = max(worst_tol, float((g / (a + s)).max()))
+        np.maximum(a, tiny, out=a)
+        np.divide(g, a, out=g)
+        worst_rel = max(worst_rel, float(g.max()))
+    return worst, worst_tol / eps, worst_rel / eps
+
+
+def golden_of(op_name: str, inputs: list, dim) -> np.ndarray:
+    """The float64 golden: the declared formula on the inputs widened to float64."""
+    return BASELINES[op_name]([widen(a) for a in inputs], dim)
+
+
+# ------------------------------------------------------------------------------ machine ----
+
+
+def llc_bytes() -> Optional[int]:
+    """The last-level cache's size, as the C core reads it (the one its store policy uses)."""
+    from . import runtime
+
+    return runtime.llc_bytes()
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "cpu model", "Processor"):
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def max_threads() -> int:
+    """The most kernel threads the C core takes."""
+    from . import runtime
+
+    return int(runtime.core.MAX_THREADS)
+
+
+def default_threads() -> list:
+    """1 and the number of cores this process may use, deduplicated."""
+    return sorted({1, available_cores()})
+
+
+def import_torch(use: bool = True):
+    """PyTorch, or None when it is not installed (or ``use`` is False)."""
+    if not use:
+        return None
+    # PyTorch's OpenMP threads spin after each call by default, taking the cores the emulator's
+    # pool (timed next) needs; passive waiting lets them sleep. Set before torch loads, unless
+    # the user chose a policy.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def machine_info(threads: list, torch=None, numpy: bool = True) -> dict:
+    from . import __version__, config, runtime
+
+    llc = llc_bytes()
+    return {
+        "isa": runtime.isa_name(),
+        "cpu": cpu_model(),
+        "cores": available_cores(),
+        "threads": list(threads),
+        "llc_bytes": llc,
+        "evict_bytes": 2 * llc if llc else FALLBACK_EVICT_BYTES,
+        "soc": config.soc_profile().name,
+        "aclnn_py": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "numpy": np.__version__ if numpy else None,
+        "torch": torch.__version__ if torch is not None else None,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+# ------------------------------------------------------------------------------ records ----
+
+
+@dataclass
+class Record:
+    """One row: a case at one thread count and cache state. Times in ms (medians); ratios are
+    the emulator's time over the other's (< 1: the emulator is faster)."""
+
+    op: str
+    dtype: str
+    shape: list
+    dim: Optional[int]
+    threads: int
+    cache: str
+    repeat: int
+    floor_kind: str  # "copy" (forward) or "add" (backward, 2 in / 1 out)
+    nbytes: int  # bytes the kernel reads and writes (inputs + output)
+    emulator_ms: float
+    floor_ms: float
+    numpy_ms: Optional[float] = None
+    torch_ms: Optional[float] = None
+    # errors against the float64 golden (see errors()): absolute, in eps, relative in eps
+    emulator_err_abs: Optional[float] = None
+    emulator_err_eps: Optional[float] = None
+    emulator_err_rel: Optional[float] = None
+    numpy_err_abs: Optional[float] = None
+    numpy_err_eps: Optional[float] = None
+    numpy_err_rel: Optional[float] = None
+    torch_err_abs: Optional[float] = None
+    torch_err_eps: Optional[float] = None
+    torch_err_rel: Optional[float] = None
+    err_scaled: bool = False  # the eps errors scale with max|golden| (backward operators)
+    bit_identical: Optional[bool] = None  # the emulator's output equals the first thread count's
+    ratios: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        def ratio(other):
+            return self.emulator_ms / other if other else None
+
+        self.ratios = {"floor": ratio(self.floor_ms), "numpy": ratio(self.numpy_ms),
+                       "torch": ratio(self.torch_ms),
+                       "torch_floor": (self.torch_ms / self.floor_ms
+                                       if self.torch_ms and self.floor_ms else None)}
 
     @property
     def gbps(self) -> float:
-        return self.nbytes / (self.emu_ms * 1e6) if self.emu_ms else float("inf")
+        return self.nbytes / (self.emulator_ms * 1e6) if self.emulator_ms else float("inf")
+
+    @property
+    def label(self) -> str:
+        return Case(self.op, self.dtype, tuple(self.shape), self.dim).label
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["gbps"] = self.gbps
+        return d
 
 
-def _median_ms(fn, repeat: int, tick) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-        tick()
-    return statistics.median(times)
+# ------------------------------------------------------------------------------ running ----
 
 
-def run_case(op_name: str, shape, dim, np_dtype, repeat: int, stream, tick) -> Result:
-    from .ops import REGISTRY
+def _thread_control() -> tuple[Callable[[], int], Callable[[int], None]]:
+    """(get, set) of the kernel pool's thread count (set_num_threads: an internal setter)."""
+    from . import runtime
 
-    op = REGISTRY[op_name]
-    rng = np.random.default_rng(0)
-    acl_dt = dtypes.from_numpy(np_dtype)
-    assert acl_dt is not None, np_dtype
-    n_inputs = len(op.inputs)
-    host = [rng.uniform(-4, 4, shape).astype(np_dtype) for _ in range(n_inputs)]
-    ptrs, tensors = [], {}
-    try:
-        names = [*op.inputs, *[o for o in op.outputs if o not in op.inputs]]
-        for i, name in enumerate(names):
-            a = host[i] if i < n_inputs else np.zeros(shape, np_dtype)
-            ptr, ret = acl.rt.malloc(a.nbytes, 0)
-            assert ret == 0, acl.get_recent_err_msg()
-            ptrs.append(ptr)
-            acl.rt.memcpy(ptr, a.nbytes, acl.util.numpy_to_ptr(a), a.nbytes,
-                          acl.ACL_MEMCPY_HOST_TO_DEVICE)
-            tensors[name] = aclnn.aclCreateTensor(list(shape), acl_dt, None, 0,
-                                                  aclnn.ACL_FORMAT_ND, list(shape), ptr)
-        args = [tensors[p] if p in tensors else dim for p in op.params]
-        ws, executor, ret = getattr(aclnn, op_name + "GetWorkspaceSize")(*args)
-        assert ret == 0, acl.get_recent_err_msg()
-        assert aclnn.aclSetAclOpExecutorRepeatable(executor) == 0
-        ws_ptr = 0
-        if ws:
-            ws_ptr, _ = acl.rt.malloc(ws, 0)
-            ptrs.append(ws_ptr)
-        launch = getattr(aclnn, op_name)
+    return runtime.num_threads, runtime.set_num_threads
 
-        def emulate():
-            launch(ws_ptr, ws, executor, stream)
-            acl.rt.synchronize_stream(stream)
 
-        emu = _median_ms(emulate, repeat, tick)
-        aclnn.aclDestroyAclOpExecutor(executor)
-        base = _median_ms(lambda: BASELINES[op_name](host, dim), repeat, tick)
-        nbytes = (len(names)) * int(np.prod(shape)) * np.dtype(np_dtype).itemsize
-        return Result(op_name, tuple(shape), dim, np.dtype(np_dtype).name, emu, base, nbytes)
-    finally:
-        for p in ptrs:
+class Evictor:
+    """Evicts the caches by reading and writing a buffer of twice the last-level cache."""
+
+    def __init__(self, nbytes: int):
+        self.buf = np.zeros(nbytes, np.uint8)
+
+    def __call__(self) -> None:
+        np.add(self.buf, 1, out=self.buf)
+
+
+def _rounds(fns: dict, repeat: int, evict: Optional[Callable],
+            slow_s: float = SLOW_CALL_S) -> tuple[dict, dict, dict]:
+    """({name: median ms}, {name: the warm-up call's result}, {name: timed calls}): each
+    contender in turn gets one warm-up call, then ``repeat`` timed calls (at most SLOW_REPEAT
+    when the warm-up took longer than ``slow_s`` seconds), ``evict`` before every timed call.
+    (Contenders are not interleaved call by call: a thread pool that spins after its call, as
+    OpenMP's does, would slow the next contender's call.)"""
+    clock = time.perf_counter
+    medians, first, counts = {}, {}, {}
+    for name, fn in fns.items():
+        t0 = clock()
+        first[name] = fn()
+        n = repeat if clock() - t0 <= slow_s else min(repeat, SLOW_REPEAT)
+        times = []
+        for _ in range(n):
+            if evict is not None:
+                evict()
+            t0 = clock()
+            fn()
+            times.append((clock() - t0) * 1e3)
+        medians[name], counts[name] = statistics.median(times), n
+    return medians, first, counts
+
+
+def _torch_view(torch, a: np.ndarray):
+    if a.dtype == DTYPES["bfloat16"]:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+def _torch_numpy(torch, t) -> np.ndarray:
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(DTYPES["bfloat16"])
+    return t.numpy()
+
+
+class _Buffers:
+    """Device buffers (64-byte multiples, so the floor's 4-byte words fit) and NumPy views of
+    them; freed by close()."""
+
+    def __init__(self):
+        self.ptrs: list = []
+
+    def array(self, shape, dt: np.dtype) -> tuple[int, np.ndarray]:
+        from . import runtime
+
+        nbytes = math.prod(shape) * dt.itemsize
+        size = max(64, -(-nbytes // 64) * 64)
+        ptr, ret = acl.rt.malloc(size, 0)
+        if ret:
+            raise BenchError(f"aclrtMalloc({size}) returned {ret}: {acl.get_recent_err_msg()}")
+        self.ptrs.append(ptr)
+        raw = np.frombuffer(runtime.host_buffer(ptr, size), dtype=np.uint8)
+        return ptr, raw[:nbytes].view(dt).reshape(shape)
+
+    def close(self) -> None:
+        for p in self.ptrs:
             acl.rt.free(p)
+        self.ptrs = []
 
 
-def format_table(results: list[Result]) -> str:
-    head = (f"{'operator':<26}{'shape':<16}{'dim':>4} {'dtype':<9}{'emulator ms':>12}"
-            f"{'numpy ms':>10}{'speedup':>9}{'GB/s':>7}")
-    lines = [head, "-" * len(head)]
-    for r in results:
-        shape = "x".join(str(d) for d in r.shape)
-        dim = "-" if r.dim is None else str(r.dim)
-        lines.append(f"{r.op:<26}{shape:<16}{dim:>4} {r.dtype:<9}{r.emu_ms:>12.2f}"
-                     f"{r.numpy_ms:>10.2f}{r.speedup:>8.2f}x{r.gbps:>7.1f}")
-    lines.append("medians of phase 2 + synchronize (emulator) and of the NumPy formula "
-                 "(baseline); speedup = numpy / emulator")
+class Runner:
+    """Runs cases on one device and stream; restores the thread counts on close()."""
+
+    def __init__(self, threads: list, caches: list, repeat: int, use_numpy: bool = True,
+                 torch=None, evict_bytes: Optional[int] = None):
+        self.threads, self.caches, self.repeat = list(threads), list(caches), repeat
+        self.use_numpy, self.torch = use_numpy, torch
+        if evict_bytes is None:
+            llc = llc_bytes()
+            evict_bytes = 2 * llc if llc else FALLBACK_EVICT_BYTES
+        self.evict = Evictor(evict_bytes) if "cold" in self.caches else None
+        ret = acl.rt.set_device(0)
+        if ret:
+            raise BenchError(f"aclrtSetDevice(0) returned {ret}: {acl.get_recent_err_msg()}")
+        self.stream, ret = acl.rt.create_stream()
+        if ret:
+            acl.rt.reset_device(0)
+            raise BenchError(f"aclrtCreateStream returned {ret}: {acl.get_recent_err_msg()}")
+        get_threads, self._set_threads = _thread_control()
+        self._saved_threads = get_threads()
+        self._saved_torch = torch.get_num_threads() if torch is not None else None
+
+    def rows(self, case: Case) -> int:
+        """How many rows (thread counts x cache states) ``case`` gives."""
+        return len(self.threads) * len(self._caches(case))
+
+    def _caches(self, case: Case) -> list:
+        return [c for c in self.caches if c == "hot" or not case.hot_only]
+
+    def close(self) -> None:
+        self._set_threads(self._saved_threads)
+        if self.torch is not None:
+            self.torch.set_num_threads(self._saved_torch)
+        acl.rt.destroy_stream(self.stream)
+        acl.rt.reset_device(0)
+
+    def run(self, case: Case, tick: Callable[[str], None] = lambda s: None) -> list:
+        """The rows of one case (``tick`` is called after each with its description)."""
+        from . import runtime
+        from .ops import REGISTRY
+
+        op = REGISTRY[case.op]
+        dt = DTYPES[case.dtype]
+        shape = tuple(case.shape)
+        dim = case.dim
+        acl_dt = dtypes.from_numpy(dt)
+        if acl_dt is None:
+            raise BenchError(f"{case.dtype} has no aclDataType")
+        names = [*op.inputs, *[o for o in op.outputs if o not in op.inputs]]
+        n_in = len(op.inputs)
+        bufs = _Buffers()
+        executor = None
+        tensors: dict = {}
+        try:
+            ptrs, views = [], []
+            for name in names:
+                ptr, view = bufs.array(shape, dt)
+                ptrs.append(ptr)
+                views.append(view)
+                tensors[name] = aclnn.aclCreateTensor(list(shape), acl_dt, None, 0,
+                                                      aclnn.ACL_FORMAT_ND, list(shape), ptr)
+            inputs = views[:n_in]
+            for view, a in zip(inputs, make_inputs(case.op, shape, case.dtype)):
+                view[...] = a
+            out = views[n_in]
+            args = [tensors[p] if p in tensors else dim for p in op.params]
+            ws, executor, ret = getattr(aclnn, case.op + "GetWorkspaceSize")(*args)
+            if ret:
+                raise BenchError(f"{case.op}GetWorkspaceSize ({case.dtype} {case.label}) "
+                                 f"returned {ret}: {acl.get_recent_err_msg()}")
+            aclnn.aclSetAclOpExecutorRepeatable(executor)
+            ws_ptr = bufs.array((ws,), np.dtype(np.uint8))[0] if ws else 0
+            launch, stream = getattr(aclnn, case.op), self.stream
+
+            def emulate():
+                r = launch(ws_ptr, ws, executor, stream)
+                r = r or acl.rt.synchronize_stream(stream)
+                if r:
+                    raise BenchError(f"{case.op} ({case.dtype} {case.label}) returned {r}: "
+                                     f"{acl.get_recent_err_msg()}")
+
+            # the floor: the output's bytes copied (forward), or a 2-in/1-out add over them
+            # (backward; 4-byte words: the buffers are 64-byte multiples)
+            if n_in == 1:
+                floor_kind = "copy"
+                floor = runtime.floor_call("copy", (ptrs[1], ptrs[0]), out.nbytes)
+            else:
+                floor_kind = "add"
+                floor = runtime.floor_call("add", (ptrs[0], ptrs[1], ptrs[n_in]),
+                                           -(-out.nbytes // 4) * 4)
+
+            numpy_fn = self._numpy_fn(case, inputs) if self.use_numpy else None
+            torch_fn, torch_out = self._torch_fn(case, inputs)
+            golden = golden_of(case.op, inputs, dim)
+            scaled = scaled_error(case.op)
+            base: dict[str, Any] = dict(op=case.op, dtype=case.dtype, shape=list(shape), dim=dim,
+                        repeat=self.repeat, floor_kind=floor_kind,
+                        nbytes=sum(v.nbytes for v in views), err_scaled=scaled)
+            numpy_ms: dict = {}  # cache -> ms (NumPy runs on one thread: timed once)
+            numpy_err: Optional[tuple] = None
+            torch_err: Optional[tuple] = None
+            records, first_out = [], None
+            for threads in self.threads:
+                self._set_threads(threads)
+                if self.torch is not None:
+                    self.torch.set_num_threads(threads)
+                emulate()  # correctness, outside the timed region
+                got = np.array(out)
+                identical = None
+                if first_out is None:
+                    first_out = got
+                else:
+                    identical = bool(np.array_equal(got.view(np.uint8),
+                                                    first_out.view(np.uint8)))
+                e_err = errors(got, golden, case.dtype, scaled)
+                del got
+                for cache in self._caches(case):
+                    fns = {"emulator": emulate, "floor": floor}
+                    if torch_fn is not None:
+                        fns["torch"] = torch_fn
+                    if numpy_fn is not None and cache not in numpy_ms:
+                        fns["numpy"] = numpy_fn
+                    ms, results, counts = _rounds(fns, self.repeat,
+                                                  self.evict if cache == "cold" else None)
+                    if "numpy" in ms:
+                        numpy_ms[cache] = ms["numpy"]
+                        if numpy_err is None:
+                            numpy_err = errors(results["numpy"], golden, case.dtype, scaled)
+                    if torch_fn is not None and torch_err is None:
+                        torch_err = errors(_torch_numpy(self.torch, torch_out), golden,
+                                           case.dtype, scaled)
+                    del results
+                    np_e = numpy_err or NO_ERRORS
+                    t_e = torch_err or NO_ERRORS
+                    records.append(Record(
+                        **base, threads=threads, cache=cache, emulator_ms=ms["emulator"],
+                        floor_ms=ms["floor"], numpy_ms=numpy_ms.get(cache),
+                        torch_ms=ms.get("torch"),
+                        emulator_err_abs=e_err[0], emulator_err_eps=e_err[1],
+                        emulator_err_rel=e_err[2], numpy_err_abs=np_e[0],
+                        numpy_err_eps=np_e[1], numpy_err_rel=np_e[2], torch_err_abs=t_e[0],
+                        torch_err_eps=t_e[1], torch_err_rel=t_e[2],
+                        bit_identical=identical))
+                    tick(f"{short_name(case.op)} {case.dtype} {case.label} "
+                         f"{threads}t {cache}")
+            return records
+        finally:
+            if executor is not None:
+                aclnn.aclDestroyAclOpExecutor(executor)
+            for t in tensors.values():
+                aclnn.aclDestroyTensor(t)
+            bufs.close()
+
+    def _numpy_fn(self, case: Case, inputs: list) -> Callable:
+        formula, dim, dt = BASELINES[case.op], case.dim, DTYPES[case.dtype]
+        if dt.itemsize >= 4:
+            return lambda: formula(inputs, dim)
+        # float16 / bfloat16 as a NumPy user computes them: in float32, cast back (timed)
+        return lambda: formula([a.astype(np.float32) for a in inputs], dim).astype(dt)
+
+    def _torch_fn(self, case: Case, inputs: list):
+        torch = self.torch
+        call = TORCH_CALLS.get(case.op)
+        if torch is None or call is None:
+            return None, None
+        t_in = [_torch_view(torch, a) for a in inputs]
+        t_out = torch.empty(tuple(case.shape), dtype=t_in[0].dtype)
+        dim = case.dim
+
+        def fn():
+            call(torch, t_in, dim, t_out)
+
+        return fn, t_out
+
+
+# -------------------------------------------------------------------------------- output ----
+
+
+def _ms(v: Optional[float]) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.4f}" if v < 0.1 else f"{v:.3f}" if v < 1 else f"{v:.2f}"
+
+
+def _x(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def _eps(r: Record) -> str:
+    if r.emulator_err_abs is None:
+        return "NaN"
+    v = r.emulator_err_eps
+    if v is None:
+        return "-"
+    return f"{v:.2g}" if v < 0.1 else f"{v:.2f}" if v < 100 else f"{v:.3g}"
+
+
+def header_lines(machine: dict) -> list:
+    llc = machine.get("llc_bytes")
+    llc_text = f"{llc >> 20} MiB" if llc else "unknown"
+    torch = machine.get("torch") or 'not run (pip install "aclnn-py[torch]")'
+    return [
+        f"aclnn-py {machine['aclnn_py']} bench on {machine['cpu']} ({machine['cores']} cores "
+        f"available, last-level cache {llc_text}), SoC profile {machine['soc']}",
+        f"kernel ISA level: {machine['isa']}; thread counts: "
+        f"{', '.join(str(t) for t in machine['threads'])}; cold = "
+        f"{machine['evict_bytes'] >> 20} MiB written before each timed call",
+        f"NumPy {machine['numpy'] or 'not run'}; PyTorch "
+        f"{torch}; "
+        f"Python {machine['python']}",
+    ]
+
+
+COLUMNS = (("operator", 20, "<"), ("dtype", 9, "<"), ("shape/dim", 15, "<"), ("thr", 4, ">"),
+           ("cache", 6, ">"), ("emu ms", 9, ">"), ("floor ms", 9, ">"), ("x floor", 8, ">"),
+           ("numpy ms", 9, ">"), ("x numpy", 8, ">"), ("torch ms", 9, ">"), ("x torch", 8, ">"),
+           ("GB/s", 7, ">"), ("err eps", 8, ">"))
+
+
+def format_table(records: list, machine: Optional[dict] = None) -> str:
+    def line(cells):
+        return "".join(f"{c:<{w}}" if a == "<" else f" {c:>{w - 1}}"
+                       for c, (_, w, a) in zip(cells, COLUMNS)).rstrip()
+
+    head = line([c[0] for c in COLUMNS])
+    lines = header_lines(machine) if machine else []
+    lines += [head, "-" * len(head)]
+    for r in records:
+        lines.append(line([
+            short_name(r.op), r.dtype, r.label, str(r.threads), r.cache,
+            _ms(r.emulator_ms), _ms(r.floor_ms), _x(r.ratios["floor"]), _ms(r.numpy_ms),
+            _x(r.ratios["numpy"]), _ms(r.torch_ms), _x(r.ratios["torch"]), f"{r.gbps:.1f}",
+            _eps(r)]))
+    lines += textwrap.wrap(
+        "ms: medians of single calls (emulator: phase 2 + synchronize); x floor / x numpy / "
+        "x torch: emulator time over theirs (< 1: the emulator is faster); floor: the output's "
+        "bytes copied (forward) or a 2-in/1-out add (backward) on the kernel pool; GB/s: the "
+        "emulator's bytes read + written per second; err eps: the emulator's max error against "
+        "a float64 golden, |out - golden| / (eps * (|golden| + s)), s = 1 (forward) or "
+        "max|golden| (backward); at most 0.5 when correctly rounded (docs/performance.md)",
+        width=len(head))
     return "\n".join(lines)
+
+
+def to_json(records: list, machine: dict) -> dict:
+    return {"machine": machine, "records": [r.as_dict() for r in records]}
+
+
+def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
+    """One panel per dtype; per operator and layout, a bar per thread count and cache state: the
+    emulator's time over the floor's (log scale), reference lines at 1.3 and 1.6, PyTorch's time
+    over the floor as markers (a triangle at the top edge when off the scale)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    dtype_order = [d for d in DTYPES if any(r.dtype == d for r in records)]
+    series = sorted({(r.threads, r.cache) for r in records},
+                    key=lambda s: (s[0], CACHES.index(s[1])))
+    cmap = plt.get_cmap("tab10")
+    colors = {}
+    for i, t in enumerate(sorted({s[0] for s in series})):
+        base = np.array(matplotlib.colors.to_rgb(cmap(i)))
+        colors[(t, "cold")] = tuple(base * 0.8)
+        colors[(t, "hot")] = tuple(base + (1 - base) * 0.55)
+    groups: list = []  # (op, layout) in the order of the records
+    for r in records:
+        if (r.op, r.label) not in groups:
+            groups.append((r.op, r.label))
+    by_key = {(r.dtype, r.op, r.label, r.threads, r.cache): r for r in records}
+    bars = [r.ratios["floor"] for r in records if r.ratios["floor"]]
+    lo = min([0.8, *[v / 1.2 for v in bars],
+              *[r.ratios["torch_floor"] / 1.2 for r in records if r.ratios["torch_floor"]]])
+    hi = max([2.0, *[v * 1.5 for v in bars]])
+    torch_top = [r.ratios["torch_floor"] for r in records if r.ratios["torch_floor"]]
+    if torch_top:
+        hi = min(max(hi, max(torch_top) * 1.3), max(hi, 100.0))
+    width_in = min(24.0, max(8.0, 1.2 + len(groups) * (0.16 * len(series) + 0.3)))
+    fig, axes = plt.subplots(len(dtype_order), 1, squeeze=False,
+                             figsize=(width_in, 3.3 * len(dtype_order) + 1.2))
+    bar_w = 0.84 / max(1, len(series))
+    for ax, dt in zip(axes[:, 0], dtype_order):
+        for gi, (op, label) in enumerate(groups):
+            for si, s in enumerate(series):
+                r = by_key.get((dt, op, label, *s))
+                if r is None or not r.ratios["floor"]:
+                    continue
+                x = gi - 0.42 + bar_w * (si + 0.5)
+                ax.bar(x, r.ratios["floor"], bar_w * 0.9, color=colors[s], edgecolor="none",
+                       zorder=2)
+                t = r.ratios["torch_floor"]
+                if t and t < hi:
+                    ax.plot([x], [t], marker="D", markersize=3.2, color="black",
+                            linestyle="none", zorder=3)
+                elif t:
+                    ax.plot([x], [hi / 1.04], marker="^", markersize=4, color="black",
+                            linestyle="none", zorder=3, clip_on=False)
+                    ax.annotate(f"{t:.0f}", (x, hi / 1.04), xytext=(0, -9),
+                                textcoords="offset points", ha="center", fontsize=5.5)
+        for y, style in ((1.0, "-"), (1.3, "--"), (1.6, ":")):
+            ax.axhline(y, color="0.55" if y == 1.0 else "0.2", linestyle=style, linewidth=0.8,
+                       zorder=1)
+        for y, text in ((1.3, "1.3"), (1.6, "1.6")):
+            ax.annotate(text, (1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
+                        textcoords="offset points", va="center", fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylim(lo, hi)
+        ticks = [t for t in (0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500) if lo <= t <= hi]
+        ax.yaxis.set_major_locator(FixedLocator(ticks))
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.set_yticklabels([f"{t:g}" for t in ticks], fontsize=8)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels([label for _, label in groups], fontsize=7, rotation=30, ha="right")
+        ax.set_xlim(-0.6, len(groups) - 0.4)
+        start = 0
+        for gi in range(1, len(groups) + 1):  # a block per operator, named above it
+            if gi == len(groups) or groups[gi][0] != groups[start][0]:
+                if gi < len(groups):
+                    ax.axvline(gi - 0.5, color="0.8", linewidth=0.8, zorder=0)
+                ax.text((start + gi - 1) / 2, 1.01, short_name(groups[start][0]),
+                        transform=ax.get_xaxis_transform(), ha="center", va="bottom",
+                        fontsize=8)
+                start = gi
+        ax.set_ylabel(f"{dt}\nemulator time / floor", fontsize=9)
+        ax.spines[["top", "right"]].set_visible(False)
+    handles: list = [Patch(color=colors[s], label=f"{s[0]} thread{'s' if s[0] > 1 else ''}, "
+                                                   f"{s[1]}") for s in series]
+    handles += [Line2D([], [], marker="D", color="black", linestyle="none", markersize=4,
+                       label="PyTorch time / floor (\u25b2: off the scale)"),
+                Line2D([], [], color="0.2", linestyle="--", label="1.3x floor"),
+                Line2D([], [], color="0.2", linestyle=":", label="1.6x floor")]
+    title = "aclnn-py bench: emulator time / floor, lower is better (log scale)"
+    if machine:
+        title += (f" \u2014 {machine['cpu']}, {machine['cores']} cores, ISA {machine['isa']}, "
+                  f"medians of {machine.get('repeat', '?')}")
+    fig.suptitle(title, fontsize=10, x=0.01, ha="left")
+    fig.legend(handles=handles, loc="upper right", ncol=len(handles), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0, 0.99, 0.95), h_pad=2.0)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -233,51 +233,175 @@ def codes(code) -> None:
         click.echo(describe(c))
 
 
+def _bench_op(name: str):
+    """The operator --op names (aclnnSoftmax, Softmax, softmax, softmax_backward, ...)."""
+    from . import bench as bench_mod
+    from .ops import REGISTRY
+
+    key = name.replace("_", "").replace("-", "").lower()
+    for op_name in REGISTRY:
+        if key in (op_name.lower(), op_name[len("aclnn"):].lower()):
+            if op_name not in bench_mod.BASELINES:
+                have = ", ".join(bench_mod.short_name(n) for n in bench_mod.BASELINES)
+                raise click.BadParameter(f"{name!r}: {op_name} has no benchmark (operators with "
+                                         f"one: {have})", param_hint="'--op'")
+            return op_name
+    raise click.BadParameter(f"{name!r}: not an operator; known: "
+                             f"{', '.join(bench_mod.short_name(n) for n in REGISTRY)}",
+                             param_hint="'--op'")
+
+
+def _positive_ints(text: str, option: str, minimum: int) -> list:
+    values = []
+    for part in text.replace("x", ",").split(","):
+        part = part.strip()
+        try:
+            v = int(part)
+        except ValueError:
+            raise click.BadParameter(f"{text!r}: expected integers separated by commas",
+                                     param_hint=f"'{option}'") from None
+        if v < minimum:
+            raise click.BadParameter(f"{text!r}: every value must be at least {minimum}",
+                                     param_hint=f"'{option}'")
+        values.append(v)
+    return values
+
+
+def _require_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise click.BadParameter('needs matplotlib: pip install "aclnn-py[plot]"',
+                                 param_hint="'--plot'") from None
+
+
 @main.command()
-@click.option("--op", "op_names", multiple=True,
-              help="Operator(s) to time (default: a standard set of cases).")
-@click.option("--shape", default=None, help="Shape for --op, e.g. 1024,4096.")
-@click.option("--dim", type=int, default=-1, show_default=True, help="Softmax axis for --op.")
-@click.option("--dtype", "dtype", default="float32", show_default=True,
-              help="float32, float16, bfloat16 or float64.")
-@click.option("--repeat", type=click.IntRange(1, 1000), default=5, show_default=True,
-              help="Timed runs per case (after one warm-up); the table shows medians.")
-def bench(op_names, shape, dim, dtype, repeat) -> None:
-    """Time operators through the aclnn API against a NumPy baseline measured in the same run.
+@click.option("--op", "op_names", multiple=True, metavar="OP",
+              help="Operator to time (repeatable; default: every operator with a benchmark).")
+@click.option("--dtype", "dtype_names", multiple=True,
+              type=click.Choice(["float32", "float16", "bfloat16", "float64"]),
+              help="Dtype (repeatable; default: float32, float16 and bfloat16).")
+@click.option("--shape", default=None, metavar="DIMS",
+              help="One shape for every case instead of the declared layouts, e.g. 4096,4096.")
+@click.option("--dim", type=int, default=None,
+              help="Softmax axis with --shape (default -1; the elementwise operators ignore it).")
+@click.option("--threads", "threads_text", default=None, metavar="N[,N...]",
+              help="Kernel (and PyTorch) thread counts (default: 1 and the cores available).")
+@click.option("--cache", type=click.Choice(["hot", "cold", "both"]), default="both",
+              show_default=True,
+              help="cold: caches evicted before each timed call; hot: warm from the warm-up.")
+@click.option("--repeat", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Timed calls per contender and row (after one warm-up); medians are shown.")
+@click.option("--json", "json_path", default=None, metavar="FILE",
+              help="Write the records and a machine header as JSON (- for stdout).")
+@click.option("--plot", "plot_path", default=None, metavar="FILE.png",
+              help='Plot the ratios to the floor (needs matplotlib: pip install "aclnn-py[plot]").')
+@click.option("--no-torch", is_flag=True, help="Do not time PyTorch even when it is installed.")
+@click.option("--no-numpy", is_flag=True, help="Do not time the NumPy baseline.")
+def bench(op_names, dtype_names, shape, dim, threads_text, cache, repeat, json_path, plot_path,
+          no_torch, no_numpy) -> None:
+    """Time operators through the aclnn API against a memory floor, NumPy and PyTorch, measured
+    in the same run, with each output's max error against a float64 golden.
+
+    Every operator x dtype x layout x thread count, cold and hot (docs/performance.md).
 
     \b
     Examples:
       aclnn-py bench
-      aclnn-py bench --op softmax --shape 4096,4096 --dtype float16 --repeat 9
+      aclnn-py bench --op softmax --dtype float16 --threads 2 --cache cold
+      aclnn-py bench --op softmax --shape 32,1024 --dim -1 --cache hot --repeat 50
+      aclnn-py bench --json results.json --plot results.png
     """
-    from . import acl
-    from . import bench as bench_mod
-    from .dtypes import to_numpy
+    import json
 
-    np_dtype = to_numpy(_acl_dtype(dtype))
-    if op_names:
-        dims = _ints(shape, "--shape") if shape else [1024, 4096]
-        cases = []
-        for name in op_names:
-            opdef = _op(name)
-            if opdef.name not in bench_mod.BASELINES:
-                raise click.BadParameter(f"{opdef.name} has no benchmark", param_hint="--op")
-            cases.append((opdef.name, tuple(dims), dim if "dim" in opdef.params else None))
-    else:
-        cases = bench_mod.DEFAULT_CASES
-    acl.rt.set_device(0)
-    stream, _ = acl.rt.create_stream()
-    results = []
+    from . import bench as bench_mod
+    from . import config
+
+    ops = list(dict.fromkeys(_bench_op(n) for n in op_names)) or list(bench_mod.BASELINES)
+    dts = list(dict.fromkeys(dtype_names)) or list(bench_mod.DEFAULT_DTYPES)
+    dims = None
+    if shape is not None:
+        dims = _positive_ints(shape, "--shape", 1)
+        if not 1 <= len(dims) <= 8:
+            raise click.BadParameter(f"{shape!r}: 1 to 8 dims", param_hint="'--shape'")
+        d = -1 if dim is None else dim
+        if not -len(dims) <= d < len(dims):
+            raise click.BadParameter(f"{dim} is out of range for a {len(dims)}-d shape "
+                                     f"([{-len(dims)}, {len(dims) - 1}])", param_hint="'--dim'")
+        dim = d
+    elif dim is not None:
+        raise click.BadParameter("needs --shape (the declared layouts have their own axes)",
+                                 param_hint="'--dim'")
+    threads = (list(dict.fromkeys(_positive_ints(threads_text, "--threads", 1)))
+               if threads_text is not None else bench_mod.default_threads())
+    most = bench_mod.max_threads()
+    if max(threads) > most:
+        raise click.BadParameter(f"{threads_text!r}: at most {most} threads",
+                                 param_hint="'--threads'")
+    caches = ["cold", "hot"] if cache == "both" else [cache]
+    if json_path not in (None, "-"):
+        parent = Path(json_path).resolve().parent
+        if not parent.is_dir():
+            raise click.BadParameter(f"{json_path!r}: no directory {str(parent)!r}",
+                                     param_hint="'--json'")
+    if plot_path is not None:
+        _require_matplotlib()
+        if Path(plot_path).suffix.lower() not in (".png", ".svg", ".pdf"):
+            raise click.BadParameter(f"{plot_path!r}: expected a .png, .svg or .pdf file",
+                                     param_hint="'--plot'")
+        if not Path(plot_path).resolve().parent.is_dir():
+            raise click.BadParameter(f"{plot_path!r}: its directory does not exist",
+                                     param_hint="'--plot'")
     try:
-        with click.progressbar(length=len(cases) * repeat * 2, label="benchmarking",
-                               file=sys.stderr) as bar:
-            for op_name, dims, d in cases:
-                results.append(bench_mod.run_case(op_name, dims, d, np_dtype, repeat, stream,
-                                                  lambda: bar.update(1)))
+        config.soc_profile()
+    except config.ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    cases, skipped = bench_mod.plan_cases(ops, dts, None if dims is None else tuple(dims), dim)
+    cases = [c for c in cases if not (c.hot_only and caches == ["cold"])]
+    if not cases:
+        if skipped:
+            why = "; ".join(f"{bench_mod.short_name(o)} {d}: {r}" for o, d, r in skipped)
+            raise click.BadParameter(f"nothing to run: {why}", param_hint="'--dtype'")
+        raise click.BadParameter("cold: nothing to run (the declared small cases are hot only)",
+                                 param_hint="'--cache'")
+
+    torch = bench_mod.import_torch(not no_torch)
+    out = sys.stderr if json_path == "-" else sys.stdout
+    try:
+        runner = bench_mod.Runner(threads, caches, repeat, use_numpy=not no_numpy, torch=torch)
+    except bench_mod.BenchError as exc:
+        raise click.ClickException(str(exc)) from None
+    records = []
+    try:
+        total = sum(runner.rows(c) for c in cases)
+        with click.progressbar(length=total, label="benchmarking", file=sys.stderr,
+                               item_show_func=lambda s: s) as bar:
+            for case in cases:
+                records += runner.run(case, lambda s: bar.update(1, s))
+    except bench_mod.BenchError as exc:
+        raise click.ClickException(str(exc)) from None
+    except MemoryError:
+        raise click.ClickException("out of memory: try a smaller --shape") from None
     finally:
-        acl.rt.destroy_stream(stream)
-        acl.rt.reset_device(0)
-    click.echo(bench_mod.format_table(results))
+        runner.close()
+    machine = bench_mod.machine_info(threads, torch, not no_numpy)
+    machine["repeat"] = repeat
+    click.echo(bench_mod.format_table(records, machine), file=out)
+    for o, d, r in skipped:
+        click.echo(f"skipped {bench_mod.short_name(o)} {d}: {r}", file=out)
+    if torch is None and not no_torch:
+        click.echo('PyTorch is not installed: pip install "aclnn-py[torch]" (the CPU wheel: '
+                   "pip install torch --index-url https://download.pytorch.org/whl/cpu)",
+                   file=out)
+    if json_path is not None:
+        text = json.dumps(bench_mod.to_json(records, machine), indent=1)
+        if json_path == "-":
+            click.echo(text)
+        else:
+            Path(json_path).write_text(text + "\n", encoding="utf-8")
+    if plot_path is not None:
+        bench_mod.plot(records, plot_path, machine)
+        click.echo(f"plot: {plot_path}", file=out)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -72,6 +72,7 @@ class FunctionalSpec:
 class BenchCase:
     shape: tuple
     dim: Optional[int] = None  # for ops with a dim argument
+    hot_only: bool = False  # timed with warm caches only (a small case; `bench --cache`)
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,9 @@ def _backward_plan(call, plan) -> None:
 _KERNEL_FWD = Kernel("HardSigmoid", K.HARDSIGMOID_FWD, "aclk_hardsigmoid_fwd", "eltwise")
 _FORWARD_TABLE = {BASE: {"self": FORWARD}, A2A3: {"self": FORWARD + (BF16,)}}
 _FORWARD_FUNCTIONAL = FORWARD + (BF16, F64)
+# `aclnn-py bench`: the softmax family's shapes (elementwise: no dim)
+_BENCH_CASES = (BenchCase((4096, 4096)), BenchCase((64, 4096, 64)), BenchCase((16, 1000, 1000)),
+                BenchCase((32, 1024), hot_only=True))
 
 
 # ---------------------------------------------------------------------------- Hardsigmoid ----
@@ -124,7 +127,7 @@ HARDSIGMOID = register(OpDef(
     Raises:
         AclnnParamError: dtype rules (code 161002).
     '''),
-    bench=Bench(lambda a, dim: np.clip(a[0] / 6 + 0.5, 0, 1), (BenchCase((1024, 4096)),)),
+    bench=Bench(lambda a, dim: np.clip(a[0] / 6 + 0.5, 0, 1), _BENCH_CASES),
     workspace_doc="0 when self and out are contiguous",
 ))
 
@@ -195,7 +198,6 @@ HARDSIGMOID_BACKWARD = register(OpDef(
     Raises:
         AclnnParamError: dtype or shape rules (code 161002).
     '''),
-    bench=Bench(lambda a, dim: np.where((a[1] > -3) & (a[1] < 3), a[0] / 6, 0),
-                (BenchCase((1024, 4096)),)),
+    bench=Bench(lambda a, dim: np.where((a[1] > -3) & (a[1] < 3), a[0] / 6, 0), _BENCH_CASES),
     workspace_doc="0 when all tensors are contiguous and all three dtypes are equal",
 ))

@@ -119,8 +119,9 @@ def _np_log_softmax_backward(a, dim):
     return a[0] - np.exp(a[1]) * _axis_sum(a[0], dim)
 
 
-_WIDE = (BenchCase((1024, 4096), -1),)
-_BOTH = (BenchCase((1024, 4096), -1), BenchCase((64, 1024, 64), 1))
+# the layouts of `aclnn-py bench` (the same for every operator, so rows compare across them)
+_CASES = (BenchCase((4096, 4096), -1), BenchCase((64, 4096, 64), 1),
+          BenchCase((16, 1000, 1000), 0), BenchCase((32, 1024), -1, hot_only=True))
 
 _DIM = Arg("dim", INT, "the softmax axis, in [−n, n−1]; a 0-d tensor counts as n = 1")
 _GRAD_OUT = Arg("out", OUTPUT, "dL/dx; same shape as gradOutput; its dtype is not checked: the "
@@ -171,7 +172,7 @@ SOFTMAX_BACKWARD = register(OpDef(
         AclnnParamError: dtype, shape or dim rules (code 161002).
         TypeError: arguments of the wrong Python type.
     '''),
-    bench=Bench(_np_softmax_backward, _BOTH),
+    bench=Bench(_np_softmax_backward, _CASES),
     workspace_doc="0 when all tensors are contiguous and `out` has the inputs' dtype",
 ))
 
@@ -212,7 +213,7 @@ SOFTMAX = register(OpDef(
         AclnnParamError: dtype, shape or dim rules (code 161002).
         TypeError: arguments of the wrong Python type.
     '''),
-    bench=Bench(_np_softmax, _BOTH),
+    bench=Bench(_np_softmax, _CASES),
     workspace_doc="0 when self and out are contiguous and out has self's dtype",
 ))
 
@@ -257,7 +258,7 @@ LOG_SOFTMAX = register(OpDef(
     Raises:
         AclnnParamError: dtype, shape or dim rules (code 161002).
     '''),
-    bench=Bench(_np_log_softmax, _WIDE),
+    bench=Bench(_np_log_softmax, _CASES),
     workspace_doc="0 when self and out are contiguous and out has self's dtype",
 ))
 
@@ -302,6 +303,6 @@ LOG_SOFTMAX_BACKWARD = register(OpDef(
     Raises:
         AclnnParamError: dtype, shape or dim rules (code 161002).
     '''),
-    bench=Bench(_np_log_softmax_backward, _WIDE),
+    bench=Bench(_np_log_softmax_backward, _CASES),
     workspace_doc="0 when all tensors are contiguous and `out` has the inputs' dtype",
 ))

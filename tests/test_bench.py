@@ -1,0 +1,243 @@
+"""``aclnn-py bench`` (docs/performance.md), on tiny shapes with one timed call per row.
+
+- a run prints the machine header and a table; ``--json`` holds every field of every row and a
+  machine header; ``--json -`` leaves stdout pure JSON;
+- the correctness column is checked against this file's own float64 golden (tests/golden.py,
+  written from CANN's docs, not from the emulator's code), computed from the same inputs: the
+  emulator's output (taken through the functional layer, which runs the same kernels) is within
+  the dtype's tolerance, and the bench reports the same max error;
+- every bad input is a click usage error (exit code 2) naming the option, without a traceback;
+- ``--plot`` writes a PNG when matplotlib is installed and says how to install it otherwise;
+- PyTorch's column, when torch is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import golden
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from aclnn_py import bench, functional
+from aclnn_py.cli import main
+from aclnn_py.ops import REGISTRY
+from aclnn_py.runtime.core import lib
+
+SMALL = ("--shape", "8,16", "--repeat", "1")
+OPS = sorted(bench.BASELINES)
+DTYPES = ("float32", "float16", "bfloat16")
+# the max error in epsilons of the dtype that golden.TOL allows (rtol / eps, atol = rtol)
+EPS_BOUND = {"float32": 1e-4 / 2.0 ** -23, "float16": 1e-3 / 2.0 ** -10,
+             "bfloat16": 8e-3 / 2.0 ** -7}
+
+RECORD_FIELDS = {
+    "op", "dtype", "shape", "dim", "threads", "cache", "repeat", "floor_kind", "nbytes",
+    "emulator_ms", "floor_ms", "numpy_ms", "torch_ms", "err_scaled", "bit_identical", "ratios",
+    "gbps"} | {f"{who}_err_{kind}" for who in ("emulator", "numpy", "torch")
+               for kind in ("abs", "eps", "rel")}
+MACHINE_FIELDS = {"isa", "cpu", "cores", "threads", "llc_bytes", "evict_bytes", "soc",
+                  "aclnn_py", "python", "platform", "numpy", "torch", "date", "repeat"}
+
+
+def invoke(*args: str):
+    try:
+        runner = CliRunner(mix_stderr=False)  # click < 8.2: keep stderr apart
+    except TypeError:
+        runner = CliRunner()
+    return runner.invoke(main, ["bench", *args])
+
+
+def run_json(*args: str) -> dict:
+    result = invoke(*args, "--json", "-")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def golden_and_emulator(op_name: str, shape, dim, dtype: str):
+    """(float64 golden of the formula, the emulator's output) for the bench's inputs of a
+    case."""
+    inputs = bench.make_inputs(op_name, shape, dtype)
+    op = REGISTRY[op_name]
+    dims = [dim] if op.int_params else []
+    fn = {"aclnnSoftmax": golden.softmax, "aclnnLogSoftmax": golden.log_softmax,
+          "aclnnSoftmaxBackward": golden.softmax_backward,
+          "aclnnLogSoftmaxBackward": golden.log_softmax_backward,
+          # the formula in float64 (the kernels compute alpha*x + beta in float32)
+          "aclnnHardsigmoid": lambda x: golden.hardsigmoid(x, compute=golden.F64),
+          "aclnnHardsigmoidBackward": lambda g, x: golden.hardsigmoid_backward(
+              g, x, compute=golden.F64)}[op_name]
+    ref = fn(*inputs, *dims)
+    got = getattr(functional, op.functional.name)(*inputs, *dims)
+    return ref, np.asarray(got).astype(np.float64)
+
+
+# -------------------------------------------------------------------------------- runs ----
+
+
+def test_one_op_prints_a_table():
+    result = invoke("--op", "softmax", *SMALL, "--threads", "1", "--no-torch")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "kernel ISA level:" in out and "thread counts: 1" in out
+    assert "emu ms" in out and "x floor" in out and "err eps" in out
+    rows = [line for line in out.splitlines() if line.startswith("Softmax ")]
+    # float32, float16, bfloat16 x cold, hot
+    assert len(rows) == 6, out
+    assert {r.split()[4] for r in rows} == {"cold", "hot"}
+
+
+@pytest.mark.parametrize("op_name", OPS, ids=bench.short_name)
+def test_json_fields_and_correctness(op_name):
+    """Every field; the emulator's and NumPy's max errors against this file's golden."""
+    data = run_json("--op", op_name, *SMALL, "--threads", "1,2", "--cache", "hot",
+                    "--no-torch")
+    assert MACHINE_FIELDS <= set(data["machine"])
+    assert data["machine"]["threads"] == [1, 2]
+    records = data["records"]
+    assert len(records) == len(DTYPES) * 2
+    for r in records:
+        assert set(r) == RECORD_FIELDS, set(r) ^ RECORD_FIELDS
+        assert r["op"] == op_name and r["shape"] == [8, 16] and r["cache"] == "hot"
+        assert r["floor_kind"] == ("copy" if len(REGISTRY[op_name].inputs) == 1 else "add")
+        assert r["emulator_ms"] > 0 and r["floor_ms"] > 0 and r["numpy_ms"] > 0
+        assert r["torch_ms"] is None
+        assert r["ratios"]["floor"] == pytest.approx(r["emulator_ms"] / r["floor_ms"])
+        assert r["bit_identical"] in (None, True)  # the same bytes for every thread count
+        dim = r["dim"]
+        assert (dim is None) == (not REGISTRY[op_name].int_params)
+        ref, got = golden_and_emulator(op_name, (8, 16), dim, r["dtype"])
+        backward = len(REGISTRY[op_name].inputs) == 2
+        golden.assert_close(got, ref, bench.DTYPES[r["dtype"]], backward=backward,
+                            what=f"{op_name} {r['dtype']}")
+        err = np.abs(got - ref)
+        assert r["emulator_err_abs"] == pytest.approx(float(err.max()), rel=1e-6, abs=1e-12)
+        eps = float(np.finfo(np.float32).eps) if r["dtype"] == "float32" else \
+            {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}[r["dtype"]]
+        scale = float(np.abs(ref).max()) if backward else 1.0
+        want = float((err / (np.abs(ref) + scale)).max()) / eps
+        assert r["emulator_err_eps"] == pytest.approx(want, rel=1e-6, abs=1e-9)
+        assert 0 <= r["emulator_err_eps"] <= EPS_BOUND[r["dtype"]]
+        assert r["emulator_err_rel"] >= r["emulator_err_eps"] - 1e-9
+        assert 0 <= r["numpy_err_eps"] <= EPS_BOUND[r["dtype"]]
+
+
+def test_default_layouts_come_from_the_declarations():
+    cases, skipped = bench.plan_cases(["aclnnSoftmax", "aclnnHardsigmoid"], ["float32"])
+    assert not skipped
+    assert [(c.shape, c.dim, c.hot_only) for c in cases] == [
+        ((4096, 4096), -1, False), ((64, 4096, 64), 1, False), ((16, 1000, 1000), 0, False),
+        ((32, 1024), -1, True),
+        ((4096, 4096), None, False), ((64, 4096, 64), None, False),
+        ((16, 1000, 1000), None, False), ((32, 1024), None, True)]
+    assert bench.default_threads() == sorted({1, bench.available_cores()})
+
+
+def test_cold_rows_no_baselines_and_threads_restored():
+    before = lib.aclk_num_threads()
+    data = run_json("--op", "hardsigmoid_backward", "--dtype", "float16", *SMALL,
+                    "--threads", "2", "--no-torch", "--no-numpy")
+    assert lib.aclk_num_threads() == before
+    assert [(r["threads"], r["cache"]) for r in data["records"]] == [(2, "cold"), (2, "hot")]
+    for r in data["records"]:
+        assert r["numpy_ms"] is None and r["ratios"]["numpy"] is None
+        assert r["numpy_err_eps"] is None
+    assert data["machine"]["numpy"] is None
+
+
+def test_json_to_stdout_keeps_the_table_on_stderr(tmp_path):
+    result = invoke("--op", "log_softmax", "--dtype", "float32", *SMALL, "--threads", "1",
+                    "--cache", "hot", "--no-torch", "--json", "-")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert len(data["records"]) == 1
+    assert "emu ms" in result.stderr
+    path = tmp_path / "out.json"
+    result = invoke("--op", "log_softmax", "--dtype", "float32", *SMALL, "--threads", "1",
+                    "--cache", "hot", "--no-torch", "--json", str(path))
+    assert result.exit_code == 0, result.output
+    assert json.loads(path.read_text())["records"][0]["op"] == "aclnnLogSoftmax"
+
+
+def test_a_dtype_phase_1_refuses_is_skipped():
+    result = invoke("--op", "softmax", "--op", "hardsigmoid", "--dtype", "float64", *SMALL,
+                    "--threads", "1", "--cache", "hot", "--no-torch")
+    assert result.exit_code == 0, result.output
+    assert "skipped Hardsigmoid float64: phase 1 refuses float64" in result.stdout
+    assert any(line.startswith("Softmax ") for line in result.stdout.splitlines())
+
+
+# -------------------------------------------------------------------------- bad input ----
+
+
+@pytest.mark.parametrize("args,option", [
+    (("--dtype", "int32"), "--dtype"),
+    (("--op", "inplace_hardsigmoid"), "--op"),
+    (("--op", "conv2d"), "--op"),
+    (("--shape", "4,x"), "--shape"),
+    (("--shape", "0,4"), "--shape"),
+    (("--shape", "1,2,3,4,5,6,7,8,9"), "--shape"),
+    (("--shape", "4,4", "--dim", "2"), "--dim"),
+    (("--shape", "4,4", "--dim", "-3"), "--dim"),
+    (("--dim", "0"), "--dim"),
+    (("--threads", "0"), "--threads"),
+    (("--threads", "1,two"), "--threads"),
+    (("--threads", "1,100000"), "--threads"),
+    (("--repeat", "0"), "--repeat"),
+    (("--cache", "warm"), "--cache"),
+    (("--json", "/no/such/dir/out.json"), "--json"),
+    (("--plot", "out.txt"), "--plot"),
+    (("--op", "hardsigmoid", "--dtype", "float64"), "--dtype"),
+], ids=lambda v: " ".join(v) if isinstance(v, tuple) else v)
+def test_bad_input_is_a_usage_error(args, option):
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert option in result.output
+    assert "Traceback" not in result.output
+
+
+def test_plot_without_matplotlib_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    result = invoke("--op", "softmax", *SMALL, "--plot", str(tmp_path / "b.png"))
+    assert result.exit_code == 2, result.output
+    assert "--plot" in result.output and 'pip install "aclnn-py[plot]"' in result.output
+    assert not (tmp_path / "b.png").exists()
+
+
+# -------------------------------------------------------------------- optional extras ----
+
+
+def test_plot_writes_a_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "bench.png"
+    result = invoke("--op", "softmax", "--op", "hardsigmoid", "--dtype", "float32",
+                    "--dtype", "float16", *SMALL, "--threads", "1,2", "--no-torch", "--no-numpy",
+                    "--plot", str(path))
+    assert result.exit_code == 0, result.output
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_torch_column():
+    pytest.importorskip("torch")
+    data = run_json("--op", "softmax_backward", "--op", "hardsigmoid", *SMALL, "--threads", "1",
+                    "--cache", "hot", "--no-numpy")
+    assert data["machine"]["torch"]
+    for r in data["records"]:
+        assert r["torch_ms"] > 0
+        assert r["ratios"]["torch"] == pytest.approx(r["emulator_ms"] / r["torch_ms"])
+        assert 0 <= r["torch_err_eps"] <= EPS_BOUND[r["dtype"]], r
+
+
+def test_without_torch_the_column_is_empty_and_the_hint_printed(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch -> ImportError
+    result = invoke("--op", "hardsigmoid", "--dtype", "float32", *SMALL, "--threads", "1",
+                    "--cache", "hot", "--no-numpy")
+    assert result.exit_code == 0, result.output
+    assert 'pip install "aclnn-py[torch]"' in result.stdout
+    assert "download.pytorch.org/whl/cpu" in result.stdout
+    row = next(line for line in result.stdout.splitlines() if line.startswith("Hardsigmoid "))
+    assert row.split()[10:12] == ["-", "-"]  # torch ms, x torch
