@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
@@ -43,8 +44,11 @@ def _env(level: str | None) -> dict[str, str]:
 
 
 def _python(code: str, level: str | None, *args: str, timeout: float = 300) -> str:
+    # cwd outside the source tree: `python -c` puts the cwd first on sys.path, and the source
+    # tree holds no compiled core (the tests run against the installed package)
     res = subprocess.run([sys.executable, "-c", code, *args], env=_env(level),
-                         capture_output=True, text=True, timeout=timeout)
+                         capture_output=True, text=True, timeout=timeout,
+                         cwd=tempfile.gettempdir())
     assert res.returncode == 0, f"ACLNN_EMU_ISA={level}:\n{res.stdout}\n{res.stderr}"
     return res.stdout
 

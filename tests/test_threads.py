@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -373,8 +374,11 @@ print("PASSED", peak)
 def _run_script(script: str, *args: str, env: dict | None = None, timeout: float = 150):
     full_env = dict(os.environ)
     full_env.update(env or {})
+    # cwd outside the source tree: `python -c` puts the cwd first on sys.path, and the source
+    # tree holds no compiled core (the tests run against the installed package)
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(script), *args], env=full_env,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout,
+                          cwd=tempfile.gettempdir())
     assert proc.returncode == 0 and "PASSED" in proc.stdout, (
         f"exit {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}")
     return proc.stdout
@@ -516,7 +520,7 @@ def test_env_var_applied_at_import():
     assert out.split() == ["PASSED", "3"]
     env = {k: v for k, v in os.environ.items() if k != "ACLNN_EMU_NUM_THREADS"}
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, cwd=tempfile.gettempdir())
     assert proc.stdout.split() == ["PASSED", str(config.default_num_threads())], proc.stderr
     assert config.default_num_threads() == min(len(os.sched_getaffinity(0)), config.MAX_THREADS)
 
