@@ -685,8 +685,30 @@ ACLK_INLINE void bwd_combine(int lg, const float *restrict pg, const float *rest
     }
 }
 
-/* rows: s = dot(grad, y) or sum(grad), then out, in SEG pieces (a row of up to a few thousand
-   elements stays in L1/L2 between the two passes) */
+/* rows of at most ROWBUF elements: grad and y widened once (16-bit types) into row buffers, or
+   read in place (float32; the row stays in L1/L2 between the two passes); s = dot(grad, y) or
+   sum(grad), then out in SEG pieces */
+ACLK_CLONES static void bwd_short_rows_chunk(void *ctx, int64_t r0, int64_t r1)
+{
+    const bwd_args *c = (const bwd_args *)ctx;
+    float gb[ROWBUF], yb[ROWBUF], obuf[SEG];
+    const int64_t n = c->axis;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t base = r * n;
+        const float *pg = aclk_load_f32(c->dt, c->g, base, n, gb);
+        const float *py = aclk_load_f32(c->dt, c->yv, base, n, yb);
+        const float s = c->lg ? row_sum_f(pg, n) : row_dot_f(pg, py, n);
+        for (int64_t a0 = 0; a0 < n; a0 += SEG) {
+            int64_t len = min64(SEG, n - a0);
+            bwd_combine(c->lg, pg + a0, py + a0, &s, 0, obuf, len);
+            put_f32(c->nt, c->dt, c->out, base + a0, len, obuf);
+        }
+    }
+    if (c->nt)
+        aclk_nt_fence();
+}
+
+/* rows longer than ROWBUF: the same in SEG pieces, each read twice */
 ACLK_CLONES static void bwd_rows_chunk(void *ctx, int64_t r0, int64_t r1)
 {
     const bwd_args *c = (const bwd_args *)ctx;
@@ -799,7 +821,8 @@ static void softmax_bwd_f32(int dt, const void *grad, const void *yv, void *out,
     const int64_t esz = dt == ACLK_F32 ? 4 : 2;
     bwd_args c = {dt, lg, aclk_use_nt(total * esz), grad, yv, out, outer, axis, inner};
     if (inner == 1 && axis > SM_BATCH_BWD_ROW) {
-        aclk_parallel_for(outer, grain_for(axis), bwd_rows_chunk, &c);
+        aclk_parallel_for(outer, grain_for(axis),
+                          axis <= ROWBUF ? bwd_short_rows_chunk : bwd_rows_chunk, &c);
     } else if (!use_batch(axis, inner, SM_BATCH_BWD)) {
         const int64_t nblk = (inner + SEG - 1) / SEG;
         aclk_parallel_for(outer * nblk, grain_for(axis * min64(inner, SEG)), bwd_cols_chunk, &c);
