@@ -134,4 +134,4 @@ def floor_call(kind: str, addrs: tuple, nbytes: int) -> Callable[[], None]:
 
 __all__ = ["ffi", "lib", "new_msg", "msg_text", "last_c_msg", "new_tasks", "MSG_LEN",
            "MAX_THREADS", "num_threads", "set_num_threads", "apply_thread_config", "isa_name",
-           "floor_call"]
+           "llc_bytes", "floor_call"]
