@@ -852,58 +852,56 @@ static void softmax_fwd_f64_chunk(void *ctx, int64_t t0, int64_t t1)
     double macc[SEG], sacc[SEG];
 
     for (int64_t t = t0; t < t1; t++) {
-        {
-            const int64_t o = t / nblk, i0 = (t % nblk) * SEG;
-            blk_t b = block_geom(axis, inner, i0);
-            const int64_t base = o * axis * inner + i0;
+        const int64_t o = t / nblk, i0 = (t % nblk) * SEG;
+        blk_t b = block_geom(axis, inner, i0);
+        const int64_t base = o * axis * inner + i0;
 
-            for (int64_t k = 0; k < b.S; k++)
-                macc[k] = -INFINITY;
-            for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
-                int64_t len = min64(b.R, axis - a0) * b.w;
-                const double *p = x + base + a0 * inner;
+        for (int64_t k = 0; k < b.S; k++)
+            macc[k] = -INFINITY;
+        for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+            int64_t len = min64(b.R, axis - a0) * b.w;
+            const double *p = x + base + a0 * inner;
+            for (int64_t k = 0; k < len; k++)
+                macc[k] = (p[k] > macc[k]) ? p[k] : macc[k];
+        }
+        fold_max_d(macc, b.R, b.w);
+        replicate(macc, b.R, b.w, sizeof(double));
+
+        for (int64_t k = 0; k < b.S; k++)
+            sacc[k] = 0.0;
+        for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+            int64_t off = base + a0 * inner;
+            int64_t len = min64(b.R, axis - a0) * b.w;
+            const double *p = x + off;
+            if (lg) {
                 for (int64_t k = 0; k < len; k++)
-                    macc[k] = (p[k] > macc[k]) ? p[k] : macc[k];
+                    sacc[k] += exp(p[k] - macc[k]);
+            } else {
+                double *e = y + off;
+                for (int64_t k = 0; k < len; k++) {
+                    double v = exp(p[k] - macc[k]);
+                    e[k] = v;
+                    sacc[k] += v;
+                }
             }
-            fold_max_d(macc, b.R, b.w);
-            replicate(macc, b.R, b.w, sizeof(double));
+        }
+        fold_sum_d(sacc, b.R, b.w);
+        if (lg)
+            for (int64_t j = 0; j < b.w; j++)
+                sacc[j] = log(sacc[j]);
+        replicate(sacc, b.R, b.w, sizeof(double));
 
-            for (int64_t k = 0; k < b.S; k++)
-                sacc[k] = 0.0;
-            for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
-                int64_t off = base + a0 * inner;
-                int64_t len = min64(b.R, axis - a0) * b.w;
+        for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+            int64_t off = base + a0 * inner;
+            int64_t len = min64(b.R, axis - a0) * b.w;
+            double *yy = y + off;
+            if (lg) {
                 const double *p = x + off;
-                if (lg) {
-                    for (int64_t k = 0; k < len; k++)
-                        sacc[k] += exp(p[k] - macc[k]);
-                } else {
-                    double *e = y + off;
-                    for (int64_t k = 0; k < len; k++) {
-                        double v = exp(p[k] - macc[k]);
-                        e[k] = v;
-                        sacc[k] += v;
-                    }
-                }
-            }
-            fold_sum_d(sacc, b.R, b.w);
-            if (lg)
-                for (int64_t j = 0; j < b.w; j++)
-                    sacc[j] = log(sacc[j]);
-            replicate(sacc, b.R, b.w, sizeof(double));
-
-            for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
-                int64_t off = base + a0 * inner;
-                int64_t len = min64(b.R, axis - a0) * b.w;
-                double *yy = y + off;
-                if (lg) {
-                    const double *p = x + off;
-                    for (int64_t k = 0; k < len; k++)
-                        yy[k] = (p[k] - macc[k]) - sacc[k];
-                } else {
-                    for (int64_t k = 0; k < len; k++)
-                        yy[k] = yy[k] / sacc[k];
-                }
+                for (int64_t k = 0; k < len; k++)
+                    yy[k] = (p[k] - macc[k]) - sacc[k];
+            } else {
+                for (int64_t k = 0; k < len; k++)
+                    yy[k] = yy[k] / sacc[k];
             }
         }
     }
@@ -919,40 +917,38 @@ static void softmax_bwd_f64_chunk(void *ctx, int64_t t0, int64_t t1)
     double sacc[SEG];
 
     for (int64_t t = t0; t < t1; t++) {
-        {
-            const int64_t o = t / nblk, i0 = (t % nblk) * SEG;
-            blk_t b = block_geom(axis, inner, i0);
-            const int64_t base = o * axis * inner + i0;
+        const int64_t o = t / nblk, i0 = (t % nblk) * SEG;
+        blk_t b = block_geom(axis, inner, i0);
+        const int64_t base = o * axis * inner + i0;
 
-            for (int64_t k = 0; k < b.S; k++)
-                sacc[k] = 0.0;
-            for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
-                int64_t off = base + a0 * inner;
-                int64_t len = min64(b.R, axis - a0) * b.w;
-                const double *pg = g + off, *py = yv + off;
-                if (lg) {
-                    for (int64_t k = 0; k < len; k++)
-                        sacc[k] += pg[k];
-                } else {
-                    for (int64_t k = 0; k < len; k++)
-                        sacc[k] += pg[k] * py[k];
-                }
+        for (int64_t k = 0; k < b.S; k++)
+            sacc[k] = 0.0;
+        for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+            int64_t off = base + a0 * inner;
+            int64_t len = min64(b.R, axis - a0) * b.w;
+            const double *pg = g + off, *py = yv + off;
+            if (lg) {
+                for (int64_t k = 0; k < len; k++)
+                    sacc[k] += pg[k];
+            } else {
+                for (int64_t k = 0; k < len; k++)
+                    sacc[k] += pg[k] * py[k];
             }
-            fold_sum_d(sacc, b.R, b.w);
-            replicate(sacc, b.R, b.w, sizeof(double));
+        }
+        fold_sum_d(sacc, b.R, b.w);
+        replicate(sacc, b.R, b.w, sizeof(double));
 
-            for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
-                int64_t off = base + a0 * inner;
-                int64_t len = min64(b.R, axis - a0) * b.w;
-                const double *pg = g + off, *py = yv + off;
-                double *d = out + off;
-                if (lg) {
-                    for (int64_t k = 0; k < len; k++)
-                        d[k] = pg[k] - exp(py[k]) * sacc[k];
-                } else {
-                    for (int64_t k = 0; k < len; k++)
-                        d[k] = pg[k] * py[k] - sacc[k] * py[k];
-                }
+        for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+            int64_t off = base + a0 * inner;
+            int64_t len = min64(b.R, axis - a0) * b.w;
+            const double *pg = g + off, *py = yv + off;
+            double *d = out + off;
+            if (lg) {
+                for (int64_t k = 0; k < len; k++)
+                    d[k] = pg[k] - exp(py[k]) * sacc[k];
+            } else {
+                for (int64_t k = 0; k < len; k++)
+                    d[k] = pg[k] * py[k] - sacc[k] * py[k];
             }
         }
     }

@@ -54,6 +54,7 @@
 
 #include "aclk_pool.h"
 #include "aclnn_emu.h"
+#include "dtype.h" /* aclk_use_nt */
 
 /* Shared fields read outside their lock are written and read through these (C11-style
  * atomics through the gcc/clang builtins, as stream.c does); SC where a Dekker-style handshake
@@ -480,9 +481,10 @@ void aclk_parallel_for(int64_t n, int64_t grain, aclk_range_fn fn, void *ctx)
 
 #define FLOOR_CHUNK ((int64_t)1 << 20)
 
-/* Non-temporal stores when the output alone is more than half the last-level cache: caching it
- * would only evict the inputs. The kernels follow the same rule. */
-static int floor_nt(int64_t out_bytes) { return POOL_NT && out_bytes > aclk_llc_bytes() / 2; }
+/* Non-temporal stores exactly when the kernels use them (aclk_use_nt: an output above half the
+ * last-level cache, at an ISA level that has such stores), so the floor is the same-footprint
+ * operation under the kernels' own store policy. */
+static int floor_nt(int64_t out_bytes) { return POOL_NT && aclk_use_nt(out_bytes); }
 
 typedef struct {
     char *out;
