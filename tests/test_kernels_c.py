@@ -88,20 +88,29 @@ def _claims() -> dict[str, float]:
 
 def test_exp_log_ulp_over_every_float32(tmp_path):
     """Every float32 input (exp: all but NaN/inf, which are checked as specials; log: every
-    positive normal, its stated domain, plus NaN and +inf) against libm in double. The stated
+    positive normal, its stated domain, plus NaN and +inf) against libm in double; and
+    aclk_exp_neg_f32 equal to aclk_exp_f32 bit for bit on every x <= 0. The stated
     figure must be the measured one rounded up to 4 decimals (a stale or loose claim fails), and
     within docs/architecture.md's "<= 1 ulp"."""
     exe = _compile(tmp_path / "ulp_exp_log", [TESTS_C / "ulp_exp_log.c"], BUILD.compile_args(""))
     res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, f"special values wrong:\n{res.stdout}{res.stderr}"
     got = {}
+    neg = None
     for line in res.stdout.splitlines():
+        n = re.match(r"exp_neg mismatches=(\d+) checked=(\d+)$", line)
+        if n:
+            neg = (int(n.group(1)), int(n.group(2)))
+            continue
         m = re.match(r"(exp|log) max_ulp=([0-9.]+|inf) at=(0x[0-9a-f]+) \((\S+)\) "
                      r"checked=(\d+) specials_bad=(\d+)$", line)
         assert m, f"unexpected output line: {line!r}"
         got[m.group(1)] = (float(m.group(2)), m.group(3), m.group(4), int(m.group(5)),
                            int(m.group(6)))
     assert set(got) == {"exp", "log"}, res.stdout
+    # softmax's exp for arguments <= 0 returns aclk_exp_f32's bits on every negative float32
+    # (2^31 - 2^23 of them: all but the NaN and -inf patterns, which are specials)
+    assert neg == (0, 2**31 - 2**23), f"aclk_exp_neg_f32 vs aclk_exp_f32: {neg}\n{res.stdout}"
     # exp: all 2^32 patterns but the 2^24 with exponent 255; log: 254 exponents x 2^23
     assert got["exp"][3] == 2**32 - 2**24 and got["log"][3] == 254 * 2**23
     claims = _claims()
@@ -247,6 +256,7 @@ SHAPES = [
     (2, 513, 1), (1, 5000, 1), (1, 9000, 1),
     (9, 4, 4), (5, 8, 16), (3, 40, 13), (2, 600, 7), (1, 130, 9),
     (2, 3, 700), (2, 5, 513), (1, 2, 1100),
+    (1, 300, 600),  # forward column blocks narrower than 512 (axis x width <= 65536)
 ]
 
 

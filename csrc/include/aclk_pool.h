@@ -16,10 +16,17 @@
 #ifndef ACLK_POOL_H
 #define ACLK_POOL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef void (*aclk_range_fn)(void *ctx, int64_t begin, int64_t end);
 
 void aclk_parallel_for(int64_t n, int64_t grain, aclk_range_fn fn, void *ctx);
+
+/* A scratch buffer of at least `bytes` bytes (64-byte aligned) owned by the calling thread,
+ * kept between calls and freed when the thread exits; NULL when it cannot be allocated (the
+ * caller then takes a path that needs none, with the same results). Its contents are not kept
+ * across calls that ask for more than before. For buffers too large for a thread's stack. */
+void *aclk_scratch(size_t bytes);
 
 #endif /* ACLK_POOL_H */

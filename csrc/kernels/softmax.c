@@ -32,18 +32,22 @@
  *     (while the next row is prefetched); longer rows go in SEG pieces and are read three times.
  *   - columns (inner > 1): for one outer index o and a block of w <= SEG consecutive inner
  *     columns, the elements x[o][a][i0 .. i0+w) for consecutive a are either rows of a
- *     contiguous slab (w == inner) or rows spaced inner apart. The axis is walked in
+ *     contiguous slab (w == inner) or rows spaced inner apart; w is chosen from the shape so
+ *     that a block of axis x w elements fits in KEEP (256 KB of floats) when it can
+ *     (col_width): its later passes then read the cache, not memory. The axis is walked in
  *     "segments" of R consecutive a-rows (R = SEG / inner when the inner extent fits, else 1),
  *     each one contiguous run of len <= S = R*w elements. Per-column accumulators are kept S
  *     wide, aligned with the segment (element k belongs to column k % w), so each pass is an
  *     elementwise loop over contiguous arrays; afterwards the R replicas are folded (halving
  *     tree) and the per-column result copied back into all R replicas for the next pass. A block
- *     of up to ROWBUF elements keeps its exps in scratch (read once, written once).
+ *     of up to KEEP elements keeps its exps in thread scratch (read once, written once).
  *   - small slabs (axis*inner tiny): many outer slabs are transposed into one [axis][nb*inner]
  *     float32 block, which is a single wide column problem, computed in place and scattered
  *     back (see gather / scatter).
  *
- * Stack use per thread: about 80 KB (scratch arrays; the kernels never allocate).
+ * Stack use per thread: about 80 KB of scratch arrays; the column path's exps go in a 256 KB
+ * per-thread heap buffer (aclk_scratch, allocated once per thread; without it the exps are
+ * recomputed, with the same bits).
  */
 
 /* Floating-point contraction off for this file (before any #include, so that the inline
@@ -215,14 +219,33 @@ typedef struct {
     int64_t nseg;   /* segments along the axis */
 } blk_t;
 
-static blk_t block_geom(int64_t axis, int64_t inner, int64_t i0)
+/* Elements of a forward column block whose exps are kept in thread scratch between the passes
+   (256 KB of floats: a block's inputs and its exps fit a 1-2 MB L2 together). The backward
+   pass computes no exps (log-softmax's exp(y) is taken once, in its last pass) and keeps SEG
+   wide blocks: narrower ones measured no faster there, their second read hitting L3 anyway. */
+#define KEEP 65536
+
+/* The block width W of the forward column path (a shape-only choice, so the same for every thread
+   count). inner <= SEG: whole slabs (W == inner), R = SEG / inner a-rows per segment. Wider:
+   blocks of W <= SEG columns, a multiple of 16 (whole 64-byte lines of float32) and at least 64
+   (narrower blocks cost more in per-row loop overhead than they save), so that axis x W <= KEEP
+   when possible: each block is then read from memory once and its later passes hit the cache. */
+static int64_t col_width(int64_t axis, int64_t inner)
+{
+    if (inner <= SEG)
+        return inner;
+    int64_t w = (KEEP / axis) & ~(int64_t)15;
+    return w < 64 ? SEG : min64(w, SEG);
+}
+
+static blk_t block_geom(int64_t axis, int64_t inner, int64_t i0, int64_t W)
 {
     blk_t b;
-    if (inner <= SEG) {
+    if (W == inner && inner <= SEG) {
         b.w = inner;
         b.R = min64(SEG / inner, axis);
     } else {
-        b.w = min64(SEG, inner - i0);
+        b.w = min64(W, inner - i0);
         b.R = 1;
     }
     b.S = b.R * b.w;
@@ -398,13 +421,16 @@ ACLK_INLINE double row_exp_sum(const float *restrict x, float m, float *restrict
         acc[j] = 0.0;
     const int64_t nb = (n + PF_BLOCK - 1) / PF_BLOCK;
     for (int64_t i = 0; i < nb; i++) {
-        aclk_vexp_sub1_f32(x + i * PF_BLOCK, m, e + i * PF_BLOCK, min64(PF_BLOCK, n - i * PF_BLOCK));
+        const int64_t len = min64(PF_BLOCK, n - i * PF_BLOCK);
+        float *eb = e + i * PF_BLOCK;
+        aclk_vexp_sub1_f32(x + i * PF_BLOCK, m, eb, len);
+        /* summed while in L1; PF_BLOCK is a multiple of RW, so the lanes see the same order */
+        int64_t k = 0;
+        for (; k + RW <= len; k += RW)
+            vsum_acc_d(acc, eb + k, RW);
+        vsum_acc_d(acc, eb + k, len - k);
         prefetch_part(pf, pf_bytes, i, nb);
     }
-    int64_t k = 0;
-    for (; k + RW <= n; k += RW)
-        vsum_acc_d(acc, e + k, RW);
-    vsum_acc_d(acc, e + k, n - k);
     fold_sum_d(acc, RW, 1);
     return acc[0];
 }
@@ -540,12 +566,13 @@ ACLK_CLONES static void fwd_long_rows_chunk(void *ctx, int64_t r0, int64_t r1)
 typedef struct {
     float macc[SEG], fac[SEG], xbuf[SEG], ebuf[SEG];
     double sacc[SEG];
-    float eblk[ROWBUF];
+    float *eblk; /* KEEP floats of thread scratch, or NULL */
 } fwd_ws;
 
 /* One column block: for outer index o, the columns [i0, i0 + b.w) over the whole axis. When the
-   block (axis x w elements) fits in eblk its exps are kept there and each element is read and
-   written once; otherwise the normalising pass recomputes them. y may be x (the gathered
+   block (axis x w elements) fits in eblk (KEEP floats) its exps are kept there and each element
+   is read from memory once and written once; otherwise the normalising pass recomputes them
+   (the same bits). y may be x (the gathered
    small-slab blocks, nt = 0 there). */
 ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fwd_ws *ws)
 {
@@ -556,7 +583,7 @@ ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fw
     float *macc = ws->macc, *fac = ws->fac, *xbuf = ws->xbuf, *ebuf = ws->ebuf;
     double *sacc = ws->sacc;
     const int64_t base = o * axis * inner + i0;
-    const int keep = axis * b.w <= ROWBUF;
+    const int keep = ws->eblk && axis * b.w <= KEEP;
 
     /* pass 1: column max (NaNs are skipped here; they propagate through the sum) */
     for (int64_t k = 0; k < b.S; k++)
@@ -609,10 +636,11 @@ ACLK_CLONES static void fwd_cols_chunk(void *ctx, int64_t t0, int64_t t1)
 {
     const fwd_args *c = (const fwd_args *)ctx;
     fwd_ws ws;
-    const int64_t nblk = (c->inner + SEG - 1) / SEG;
+    ws.eblk = (float *)aclk_scratch(KEEP * sizeof(float));
+    const int64_t W = col_width(c->axis, c->inner), nblk = (c->inner + W - 1) / W;
     for (int64_t t = t0; t < t1; t++) {
-        int64_t o = t / nblk, i0 = (t % nblk) * SEG;
-        fwd_block(c, o, i0, block_geom(c->axis, c->inner, i0), &ws);
+        int64_t o = t / nblk, i0 = (t % nblk) * W;
+        fwd_block(c, o, i0, block_geom(c->axis, c->inner, i0, W), &ws);
     }
     if (c->nt)
         aclk_nt_fence();
@@ -623,13 +651,14 @@ ACLK_CLONES static void fwd_batch_chunk(void *ctx, int64_t g0, int64_t g1)
 {
     const fwd_args *c = (const fwd_args *)ctx;
     fwd_ws ws;
+    ws.eblk = (float *)aclk_scratch(KEEP * sizeof(float));
     float blk[BLK];
     const int64_t slab = c->axis * c->inner, B = batch_slabs(c->axis, c->inner);
     for (int64_t g = g0; g < g1; g++) {
         int64_t o0 = g * B, nb = min64(B, c->outer - o0);
         gather(c->dt, c->x, o0 * slab, nb, c->axis, c->inner, blk);
         fwd_args gc = {ACLK_F32, c->lg, 0, blk, blk, 1, c->axis, nb * c->inner};
-        fwd_block(&gc, 0, 0, block_geom(c->axis, nb * c->inner, 0), &ws);
+        fwd_block(&gc, 0, 0, block_geom(c->axis, nb * c->inner, 0, nb * c->inner), &ws);
         scatter(c->dt, c->y, o0 * slab, nb, c->axis, c->inner, blk);
     }
 }
@@ -646,8 +675,8 @@ static void softmax_fwd_f32(int dt, const void *x, void *y, int64_t outer, int64
         else
             aclk_parallel_for(outer, grain_for(axis), fwd_long_rows_chunk, &c);
     } else if (!use_batch(axis, inner, SM_BATCH_FWD)) {
-        const int64_t nblk = (inner + SEG - 1) / SEG;
-        aclk_parallel_for(outer * nblk, grain_for(axis * min64(inner, SEG)), fwd_cols_chunk, &c);
+        const int64_t W = col_width(axis, inner), nblk = (inner + W - 1) / W;
+        aclk_parallel_for(outer * nblk, grain_for(axis * min64(inner, W)), fwd_cols_chunk, &c);
     } else {
         const int64_t B = batch_slabs(axis, inner);
         aclk_parallel_for((outer + B - 1) / B, grain_for(B * axis * inner), fwd_batch_chunk, &c);
@@ -789,10 +818,10 @@ ACLK_CLONES static void bwd_cols_chunk(void *ctx, int64_t t0, int64_t t1)
 {
     const bwd_args *c = (const bwd_args *)ctx;
     bwd_ws ws;
-    const int64_t nblk = (c->inner + SEG - 1) / SEG;
+    const int64_t W = min64(c->inner, SEG), nblk = (c->inner + W - 1) / W;
     for (int64_t t = t0; t < t1; t++) {
-        int64_t o = t / nblk, i0 = (t % nblk) * SEG;
-        bwd_block(c, o, i0, block_geom(c->axis, c->inner, i0), &ws);
+        int64_t o = t / nblk, i0 = (t % nblk) * W;
+        bwd_block(c, o, i0, block_geom(c->axis, c->inner, i0, W), &ws);
     }
     if (c->nt)
         aclk_nt_fence();
@@ -809,7 +838,7 @@ ACLK_CLONES static void bwd_batch_chunk(void *ctx, int64_t g0, int64_t g1)
         gather(c->dt, c->g, o0 * slab, nb, c->axis, c->inner, gblk);
         gather(c->dt, c->yv, o0 * slab, nb, c->axis, c->inner, yblk);
         bwd_args gc = {ACLK_F32, c->lg, 0, gblk, yblk, gblk, 1, c->axis, nb * c->inner};
-        bwd_block(&gc, 0, 0, block_geom(c->axis, nb * c->inner, 0), &ws);
+        bwd_block(&gc, 0, 0, block_geom(c->axis, nb * c->inner, 0, nb * c->inner), &ws);
         scatter(c->dt, c->out, o0 * slab, nb, c->axis, c->inner, gblk);
     }
 }
@@ -853,7 +882,7 @@ static void softmax_fwd_f64_chunk(void *ctx, int64_t t0, int64_t t1)
 
     for (int64_t t = t0; t < t1; t++) {
         const int64_t o = t / nblk, i0 = (t % nblk) * SEG;
-        blk_t b = block_geom(axis, inner, i0);
+        blk_t b = block_geom(axis, inner, i0, min64(inner, SEG));
         const int64_t base = o * axis * inner + i0;
 
         for (int64_t k = 0; k < b.S; k++)
@@ -918,7 +947,7 @@ static void softmax_bwd_f64_chunk(void *ctx, int64_t t0, int64_t t1)
 
     for (int64_t t = t0; t < t1; t++) {
         const int64_t o = t / nblk, i0 = (t % nblk) * SEG;
-        blk_t b = block_geom(axis, inner, i0);
+        blk_t b = block_geom(axis, inner, i0, min64(inner, SEG));
         const int64_t base = o * axis * inner + i0;
 
         for (int64_t k = 0; k < b.S; k++)

@@ -90,6 +90,33 @@ ACLK_INLINE float aclk_exp_f32(float x)
     return aclk_sel_f32(zero, 0.0f, (p * s1) * s2);
 }
 
+/* exp(x) for x <= 0 or NaN: the arguments of softmax's exps (x - max(x) <= 0). Bit for bit
+ * aclk_exp_f32 on that domain (tests/c/ulp_exp_log.c compares the two over every such float32),
+ * about a fifth cheaper: no overflow clamp, and the scaling by 2^n done as 2^(n + 64) times
+ * 2^-64: for n >= -150 the first product is exact and normal, and the second rounds once, as the
+ * general function's two half-power multiplies do. */
+ACLK_INLINE float aclk_exp_neg_f32(float x)
+{
+    int zero = x < -104.0f;
+    x = aclk_sel_f32(zero, 0.0f, x);
+    float k = fmaf(x, 1.44269504088896341f, 12582912.0f); /* 1.5 * 2^23: rounds to an integer */
+    float n = k - 12582912.0f;
+    /* n + 64 + 127, the biased exponent of 2^(n + 64), from k's low bits: in [41, 191] */
+    uint32_t eb = aclk_f32_bits(k) - (0x4B400000u - 191u);
+    float r = fmaf(n, -0.693359375f, x);
+    r = fmaf(n, 2.12194440e-4f, r);
+    float r2 = r * r;
+    float p = 1.9875691500e-4f;
+    p = fmaf(p, r, 1.3981999507e-3f);
+    p = fmaf(p, r, 8.3334519073e-3f);
+    p = fmaf(p, r, 4.1665795894e-2f);
+    p = fmaf(p, r, 1.6666665459e-1f);
+    p = fmaf(p, r, 5.0000001201e-1f);
+    p = p * r2 + r;
+    p = p + 1.0f;
+    return aclk_sel_f32(zero, 0.0f, (p * aclk_bits_f32(eb << 23)) * 0x1p-64f);
+}
+
 /* log(x) for x a positive normal float32, +inf or NaN. x = 2^e * m with m in
  * [sqrt(1/2), sqrt(2)), log(x) = e*ln2 + log1p(m - 1) with the Cephes logf polynomial and ln2
  * split in two parts. */
@@ -129,18 +156,18 @@ ACLK_INLINE void aclk_vlog_f32(float *v, int64_t n)
         v[k] = aclk_log_f32(v[k]);
 }
 
-/* e[k] = exp(x[k] - m[k]); e may be x */
+/* e[k] = exp(x[k] - m[k]) for m[k] >= x[k] (a maximum; NaN allowed); e may be x */
 ACLK_INLINE void aclk_vexp_sub_f32(const float *x, const float *m, float *e, int64_t n)
 {
     for (int64_t k = 0; k < n; k++)
-        e[k] = aclk_exp_f32(x[k] - m[k]);
+        e[k] = aclk_exp_neg_f32(x[k] - m[k]);
 }
 
-/* e[k] = exp(x[k] - m); e may be x */
+/* e[k] = exp(x[k] - m) for m >= x[k] (a maximum; NaN allowed); e may be x */
 ACLK_INLINE void aclk_vexp_sub1_f32(const float *x, float m, float *e, int64_t n)
 {
     for (int64_t k = 0; k < n; k++)
-        e[k] = aclk_exp_f32(x[k] - m);
+        e[k] = aclk_exp_neg_f32(x[k] - m);
 }
 
 #endif /* ACLK_VECMATH_H */

@@ -679,3 +679,53 @@ void emu_test_pool_track(int on)
 int emu_test_pool_peak(void) { return LOAD_SC(g_peak); }
 
 int emu_test_pool_workers(void) { return LOAD(g_nworkers); }
+
+/* ------------------------------------------------------------------ thread scratch ---- */
+
+typedef struct {
+    void *p;
+    size_t n;
+} scratch_buf;
+
+static pthread_key_t scratch_key;
+static int scratch_key_ok;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *v)
+{
+    scratch_buf *b = (scratch_buf *)v;
+    free(b->p);
+    free(b);
+}
+
+static void scratch_init(void)
+{
+    scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
+}
+
+void *aclk_scratch(size_t bytes)
+{
+    pthread_once(&scratch_once, scratch_init);
+    if (!scratch_key_ok)
+        return NULL;
+    scratch_buf *b = (scratch_buf *)pthread_getspecific(scratch_key);
+    if (!b) {
+        b = (scratch_buf *)calloc(1, sizeof *b);
+        if (!b)
+            return NULL;
+        if (pthread_setspecific(scratch_key, b) != 0) {
+            free(b);
+            return NULL;
+        }
+    }
+    if (b->n < bytes) {
+        size_t n = (bytes + 63) & ~(size_t)63;
+        void *p = NULL;
+        if (posix_memalign(&p, 64, n) != 0)
+            return NULL;
+        free(b->p);
+        b->p = p;
+        b->n = n;
+    }
+    return b->p;
+}

@@ -9,7 +9,10 @@
  *
  * Output, one line per function:
  *   exp max_ulp=<err> at=<bits of x> (<x>) checked=<inputs> specials_bad=<count>
- * Exit status 0, or 1 when a special value (NaN, +-inf) is wrong.
+ * and a line for aclk_exp_neg_f32, softmax's exp for arguments <= 0, which must return the bits
+ * of aclk_exp_f32 for every x <= 0 (+-0 included), -inf and NaN:
+ *   exp_neg mismatches=<count> checked=<inputs>
+ * Exit status 0, or 1 when a special value (NaN, +-inf) is wrong or exp_neg differs.
  *
  * Error of a result f for the input x: |f - r| / ulp(r), with r the exact value rounded to
  * double and ulp(r) the spacing of float32 numbers in r's binade (2^-149 below 2^-126). Values
@@ -119,11 +122,15 @@ ACLK_INLINE void collect(result_t *res, const float *f, const double *err, int n
 
 #define CHUNK 512 /* inputs per inner block (the arrays stay in L1) */
 
-/* all inputs of one (sign, biased exponent) row; E < 255 */
+static atomic_ullong neg_mismatch, neg_checked;
+
+/* all inputs of one (sign, biased exponent) row; E < 255. Negative rows also compare
+   aclk_exp_neg_f32 with aclk_exp_f32 bit for bit. */
 ACLK_CLONES static void exp_row(uint32_t sign, uint32_t E, result_t *res)
 {
     static _Thread_local double elo[LOW];
-    float f[CHUNK];
+    float f[CHUNK], g[CHUNK];
+    unsigned long long mism = 0, nchk = 0;
     double err[CHUNK];
     /* lo = k * 2^(max(E,1) - 150): the low significand bits' weight (subnormals: 2^-149) */
     int lsb = (E == 0 ? 1 : (int)E) - 150;
@@ -135,11 +142,20 @@ ACLK_CLONES static void exp_row(uint32_t sign, uint32_t E, result_t *res)
         for (uint32_t c = 0; c < LOW; c += CHUNK) {
             for (uint32_t k = 0; k < CHUNK; k++)
                 f[k] = aclk_exp_f32(aclk_bits_f32(hb | (c + k)));
+            if (sign) {
+                for (uint32_t k = 0; k < CHUNK; k++)
+                    g[k] = aclk_exp_neg_f32(aclk_bits_f32(hb | (c + k)));
+                for (uint32_t k = 0; k < CHUNK; k++)
+                    mism += aclk_f32_bits(g[k]) != aclk_f32_bits(f[k]);
+                nchk += CHUNK;
+            }
             for (uint32_t k = 0; k < CHUNK; k++)
                 err[k] = ulp_error(f[k], ehi * elo[c + k]);
             collect(res, f, err, CHUNK, hb | c, 1);
         }
     }
+    atomic_fetch_add(&neg_mismatch, mism);
+    atomic_fetch_add(&neg_checked, nchk);
 }
 
 /* ------------------------------------------------------------------------------ log ---- */
@@ -210,6 +226,14 @@ static uint64_t specials(int is_log)
     } else {
         bad += aclk_exp_f32(INFINITY) != INFINITY;
         bad += aclk_f32_bits(aclk_exp_f32(-INFINITY)) != 0u;
+        /* exp_neg: NaNs stay NaN, -inf -> +0, +0 -> 1 (as aclk_exp_f32) */
+        for (uint32_t sign = 0; sign < 2; sign++)
+            for (uint32_t mant = 1; mant < (1u << 23); mant++) {
+                float g = aclk_exp_neg_f32(aclk_bits_f32((sign << 31) | 0x7F800000u | mant));
+                bad += g == g;
+            }
+        bad += aclk_f32_bits(aclk_exp_neg_f32(-INFINITY)) != 0u;
+        bad += aclk_f32_bits(aclk_exp_neg_f32(0.0f)) != aclk_f32_bits(aclk_exp_f32(0.0f));
     }
     return bad;
 }
@@ -253,5 +277,7 @@ int main(int argc, char **argv)
     uint64_t bad_exp = specials(0), bad_log = specials(1);
     report("exp", &ex, bad_exp);
     report("log", &lg, bad_log);
-    return (bad_exp || bad_log) ? 1 : 0;
+    unsigned long long nm = atomic_load(&neg_mismatch);
+    printf("exp_neg mismatches=%llu checked=%llu\n", nm, (unsigned long long)atomic_load(&neg_checked));
+    return (bad_exp || bad_log || nm) ? 1 : 0;
 }
