@@ -21,6 +21,9 @@ from .status import (
 __version__ = "0.1.0"
 
 from . import acl, aclnn, functional  # noqa: E402
+from . import diagnostics as _diagnostics  # noqa: E402
+
+_diagnostics.refresh()  # ACLNN_EMU_CHECK, ACLNN_EMU_TRACE, ASCEND_GLOBAL_LOG_LEVEL
 
 __all__ = ["acl", "aclnn", "functional", "check", "AclnnError", "AclnnParamError",
            "AclnnNullPointerError", "AclnnRuntimeError", "AclnnInternalError", "__version__"]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -79,6 +81,31 @@ def c_compiler() -> list[str]:
     return shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
 
 
+class BuildEnvironmentError(RuntimeError):
+    """The machine lacks what compiling the core needs; the message says what to install."""
+
+
+def check_build_environment() -> None:
+    """Fail early, with what to install, when the C compiler or Python's headers are missing
+    (instead of a compiler traceback in the middle of ``pip install``)."""
+    cc = c_compiler()
+    if not cc or shutil.which(cc[0]) is None:
+        where = ("$CC" if os.environ.get("CC") else "the C compiler Python was built with")
+        raise BuildEnvironmentError(
+            f"aclnn-py compiles its C core at install time, but {where} ({' '.join(cc)!r}) was "
+            "not found. Install a C compiler and retry: on Debian/Ubuntu "
+            "'sudo apt-get install build-essential' (gcc), on Fedora/RHEL 'sudo dnf install "
+            "gcc', on Alpine 'apk add build-base', on macOS 'xcode-select --install' (the Xcode "
+            "Command Line Tools, clang); or set CC to a C compiler (e.g. CC=clang).")
+    include = sysconfig.get_paths().get("include") or ""
+    if include and not (Path(include) / "Python.h").is_file():
+        raise BuildEnvironmentError(
+            f"Python's C headers ({Path(include) / 'Python.h'}) are missing; they are needed to "
+            f"build the core for Python {sys.version_info.major}.{sys.version_info.minor}. "
+            "Install them and retry: on Debian/Ubuntu 'sudo apt-get install python3-dev', on "
+            "Fedora/RHEL 'sudo dnf install python3-devel'.")
+
+
 def build_stamp() -> str:
     """A file whose content is the current compile and link flags, rewritten (so newer than any
     built core) when they change: setuptools rebuilds an extension only when a source or a
@@ -96,7 +123,12 @@ def build_stamp() -> str:
 
 
 def ffibuilder() -> FFI:
-    """The FFI that setuptools builds (cffi accepts a function returning it)."""
+    """The FFI that setuptools builds (cffi accepts a function returning it).
+
+    Raises:
+        BuildEnvironmentError: no C compiler, or no Python headers (the message says what to
+            install)."""
+    check_build_environment()
     ffi = FFI()
     ffi.cdef(read_cdef())
     ffi.set_source(

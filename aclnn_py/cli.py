@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import json
+import os
 import runpy
 import sys
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
+from typing import Any, Optional
 
 import click
 
@@ -47,39 +53,108 @@ def samples() -> None:
 @main.command(context_settings={"ignore_unknown_options": True})
 @click.argument("program")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def run(program: str, args: tuple) -> None:
+@click.option("--lang", type=click.Choice(["python", "cpp"]), default="python", show_default=True,
+              help="cpp: build and run the sample's C++ port against the toolkit (docs/c_api.md).")
+@click.option("--trace", "trace", metavar="FILE", default=None,
+              help="Write a Chrome / Perfetto trace of the run to FILE (ACLNN_EMU_TRACE; "
+                   "docs/diagnostics.md).")
+def run(program: str, args: tuple, lang: str, trace: Optional[str]) -> None:
     """Run a bundled sample by NAME, or any Python PROGRAM (a path) under the emulator.
 
     \b
     Examples:
       aclnn-py run softmax_backward
+      aclnn-py run softmax_backward --lang cpp
       aclnn-py run my_port.py -- --my-flag
 
+    A program written for pyACL runs unmodified: while it runs, ``import acl`` gives the
+    emulator's aclnn_py.acl, unless a real pyACL is importable (docs/pyacl.md).
+
     The exit code is the program's: a sample prints what CANN's example prints and exits 0, or
-    prints the failing call and its code and exits non-zero.
+    prints the failing call and its code and exits 1. A program that exits with a status code
+    (above 255, which no shell can carry) exits 1 after printing the code's name and the
+    messages failed calls left (acl.get_recent_err_msg).
     """
+    if trace:
+        os.environ["ACLNN_EMU_TRACE"] = trace
+        from . import diagnostics
+
+        diagnostics.refresh()
+    if lang == "cpp":
+        from .toolkit.cli import run_cpp
+
+        sys.exit(run_cpp(program, args))
     found = bundled_samples()
     if program in found:
         path = found[program]
     else:
         path = Path(program)
+        if not path.exists():
+            raise click.BadParameter(
+                f"{program!r} is neither a bundled sample nor an existing file. "
+                f"Samples: {', '.join(found) or 'none'}", param_hint="'PROGRAM'")
         if path.suffix != ".py" or not path.is_file():
-            raise click.UsageError(
-                f"{program!r} is neither a bundled sample nor a Python file. "
-                f"Samples: {', '.join(found) or 'none'}"
-            )
-    saved = sys.argv[:]
+            raise click.BadParameter(
+                f"{program!r} is not a Python file (*.py) nor a bundled sample. "
+                f"Samples: {', '.join(found) or 'none'}", param_hint="'PROGRAM'")
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(path), *args]
+    sys.path.insert(0, str(path.resolve().parent))  # as `python FILE.py` does
     try:
-        runpy.run_path(str(path), run_name="__main__")
+        with pyacl_shim():
+            runpy.run_path(str(path), run_name="__main__")
         code = 0
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        if not isinstance(exc.code, (int, type(None))):
-            click.echo(str(exc.code), err=True)
+        code = _exit_code(exc.code)
     finally:
-        sys.argv = saved
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
     sys.exit(code)
+
+
+@contextlib.contextmanager
+def pyacl_shim() -> Iterator[bool]:
+    """While the block runs, ``import acl`` gives aclnn_py.acl, when no real pyACL (or other
+    module named acl) is importable. Yields whether the shim is in place."""
+    installed = False
+    if "acl" not in sys.modules:
+        try:
+            real = importlib.util.find_spec("acl") is not None
+        except (ImportError, ValueError):
+            real = True  # something named acl is there; leave it to the program
+        if not real:
+            from . import acl as _acl
+
+            sys.modules["acl"] = _acl
+            installed = True
+    try:
+        yield installed
+    finally:
+        if installed and sys.modules.get("acl") is not None and \
+                getattr(sys.modules["acl"], "__name__", "") == "aclnn_py.acl":
+            del sys.modules["acl"]
+
+
+def _exit_code(code: Any) -> int:
+    """The process exit code for a program's SystemExit argument: 0-255 as is; a status code
+    (negative or above 255) becomes 1, with its name and the pending error messages on stderr;
+    anything else is printed and becomes 1, as Python does."""
+    if code is None:
+        return 0
+    if isinstance(code, bool) or not isinstance(code, int):
+        click.echo(str(code), err=True)
+        return 1
+    if 0 <= code <= 255:
+        return code
+    from .codes import CANN
+    from .status import code_name, take_recent
+
+    what = f" {code_name(code)}: {CANN[code]}" if code in CANN else ""
+    click.echo(f"aclnn-py run: the program exited with status {code}{what}", err=True)
+    pending = take_recent()
+    if pending:
+        click.echo(pending, err=True)
+    return 1
 
 
 # ------------------------------------------------------------------------ ops, explain ----
@@ -118,14 +193,47 @@ def _op(name: str):
     raise click.BadParameter(f"{name!r}: known operators: {', '.join(REGISTRY)}")
 
 
-def _ints(text, what: str):
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _ints(text, what: str, minimum: int = INT64_MIN):
+    """A comma- (or x-) separated list of int64 values, each at least ``minimum``; '' is the
+    empty list (a 0-d shape). BadParameter (exit 2) names the option and the entry."""
     if text is None:
         return None
+    text = str(text).strip()
+    if text == "":
+        return []
+    values = []
+    for i, part in enumerate(text.replace("x", ",").split(",")):
+        try:
+            v = int(part.strip())
+        except ValueError:
+            raise click.BadParameter(f"{text!r}: entry {i} ({part.strip()!r}) is not an "
+                                     "integer; expected integers separated by commas",
+                                     param_hint=f"'{what}'") from None
+        if not minimum <= v <= INT64_MAX:
+            rule = ("must not be negative" if minimum == 0 and v < 0 else
+                    f"must fit int64_t [{minimum}, {INT64_MAX}]")
+            raise click.BadParameter(f"{text!r}: entry {i} ({v}) {rule}",
+                                     param_hint=f"'{what}'")
+        values.append(v)
+    return values
+
+
+def _soc(name: Optional[str]):
+    """--soc SOC, or the configured SoC (ACLNN_EMU_SOC); BadParameter for an unknown name."""
+    from . import config
+    from . import soc as soc_mod
+
     try:
-        return [int(v) for v in str(text).replace("x", ",").split(",") if v.strip() != ""]
-    except ValueError:
-        raise click.BadParameter(f"{what} {text!r}: expected integers separated by commas") \
-            from None
+        return soc_mod.profile(name) if name else config.soc_profile()
+    except ValueError as exc:  # ConfigError is a ValueError
+        raise click.BadParameter(str(exc), param_hint="'--soc'") from None
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=1))
 
 
 def _fake_tensor(shape, dtype: int, strides=None, base: int = 0x1000):
@@ -135,7 +243,8 @@ def _fake_tensor(shape, dtype: int, strides=None, base: int = 0x1000):
 
     strides = tuple(strides) if strides is not None else contiguous_strides(shape)
     if len(strides) != len(shape):
-        raise click.BadParameter(f"--strides has {len(strides)} values for {len(shape)} dims")
+        raise click.BadParameter(f"{len(strides)} value(s) for a {len(shape)}-d --shape: give "
+                                 "one stride per dim", param_hint="'--strides' / '--out-strides'")
     lo, hi = extent(shape, strides, 0)
     return aclTensor(tuple(shape), dtype, strides, -lo, int(aclFormat.ACL_FORMAT_ND),
                      (hi - lo + 1,), base)
@@ -160,16 +269,21 @@ def plan_call(op, shape, dtype: int, out_dtype=None, dim=None, strides=None,
 
 @main.command()
 @click.option("--soc", default=None, help="SoC profile (default: ACLNN_EMU_SOC or Ascend910B4).")
-def ops(soc) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: soc, product, soc_class, dtypes, operators (docs/dtypes.md).")
+def ops(soc, as_json) -> None:
     """Operator x dtype support matrix of a SoC, from the operators' declarations."""
-    from . import config
-    from . import soc as soc_mod
     from .ops import REGISTRY
 
-    try:
-        profile = soc_mod.profile(soc) if soc else config.soc_profile()
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--soc") from None
+    profile = _soc(soc)
+    if as_json:
+        _echo_json({
+            "soc": profile.name, "product": profile.product, "soc_class": profile.soc_class,
+            "dtypes": list(MATRIX_DTYPES),
+            "operators": {op.name: {d: matrix_cell(op, profile, _acl_dtype(d))
+                                    for d in MATRIX_DTYPES} for op in REGISTRY.values()},
+        })
+        return
     click.echo(f"{profile.name} ({profile.product})")
     header = f"{'operator':<28}" + "".join(f"{d:>10}" for d in MATRIX_DTYPES)
     click.echo(header)
@@ -188,24 +302,56 @@ def ops(soc) -> None:
 @click.option("--dim", type=int, default=None, help="Softmax axis (default -1).")
 @click.option("--strides", default=None, help="Element strides of the inputs (non-contiguous).")
 @click.option("--out-strides", default=None, help="Element strides of the output.")
-def explain(op, shape, dtype, out_dtype, dim, strides, out_strides) -> None:
+@click.option("--soc", default=None, help="SoC profile (default: ACLNN_EMU_SOC or Ascend910B4).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: operator, soc, status, name, message, workspace_size, steps, "
+                   "layout (docs/two_phase_api.md).")
+def explain(op, shape, dtype, out_dtype, dim, strides, out_strides, soc, as_json) -> None:
     """Show the executor's plan and workspace layout for OP, without running it.
+
+    Exit 2 for arguments that are not valid text (an unknown operator or dtype, a dim or
+    stride that is not an int64, a negative shape dim); exit 1 when phase 1 rejects the call,
+    with CANN's message (e.g. 161002 for a dim out of range or an unsupported dtype).
 
     \b
     Example:
       aclnn-py explain softmax_backward --shape 4,2 --dtype float16 --out-dtype float32 \\
           --strides 1,4
     """
-    from .status import take_recent
+    from .status import code_name, take_recent
 
     opdef = _op(op)
-    dims = _ints(shape, "--shape")
-    ws, executor, ret = plan_call(opdef, dims, _acl_dtype(dtype),
-                                  None if out_dtype is None else _acl_dtype(out_dtype), dim,
-                                  _ints(strides, "--strides"), _ints(out_strides,
-                                                                     "--out-strides"))
+    dims = _ints(shape, "--shape", minimum=0)
+    in_dt = _acl_dtype(dtype)
+    out_dt = None if out_dtype is None else _acl_dtype(out_dtype)
+    if dim is not None and not INT64_MIN <= dim <= INT64_MAX:
+        raise click.BadParameter(f"{dim} does not fit int64_t", param_hint="'--dim'")
+    if dim is not None and "dim" not in opdef.params:
+        raise click.BadParameter(f"{opdef.name} has no dim argument", param_hint="'--dim'")
+    in_strides, o_strides = _ints(strides, "--strides"), _ints(out_strides, "--out-strides")
+    for name, given in (("--strides", in_strides), ("--out-strides", o_strides)):
+        if given is not None and len(given) != len(dims):
+            raise click.BadParameter(f"{len(given)} value(s) for a {len(dims)}-d --shape: "
+                                     "give one stride per dim", param_hint=f"'{name}'")
+    profile = _soc(soc)
+    take_recent()  # only this call's messages below
+    ws, executor, ret = plan_call(opdef, dims, in_dt, out_dt, dim, in_strides, o_strides,
+                                  soc=profile)
+    message = take_recent() if ret else None
+    if as_json:
+        _echo_json({
+            "operator": opdef.name, "soc": profile.name, "status": ret,
+            "name": code_name(ret), "message": message,
+            "workspace_size": ws if not ret else None,
+            "steps": executor.describe() if not ret else [],
+            "layout": [{"what": w, "offset": o, "size": n}
+                       for w, o, n in executor.plan.layout] if not ret else [],
+        })
+        if ret:
+            sys.exit(1)
+        return
     if ret:
-        click.echo(take_recent() or f"{opdef.name}GetWorkspaceSize returned {ret}")
+        click.echo(message or f"{opdef.name}GetWorkspaceSize returned {ret}")
         sys.exit(1)
     click.echo(f"{opdef.name}: {len(executor.plan.steps)} step(s), workspace {ws} bytes")
     for i, line in enumerate(executor.describe(), 1):
@@ -220,17 +366,165 @@ def explain(op, shape, dtype, out_dtype, dim, strides, out_strides) -> None:
 
 @main.command()
 @click.argument("code", required=False, type=int)
-def codes(code) -> None:
-    """What a status CODE means and what triggers it (all codes without an argument)."""
-    from .codes import MEANING, describe
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: code, name, family, meaning, returned_by_emulator, "
+                   "emulator_meaning, triggers (docs/return_codes.md).")
+def codes(code, as_json) -> None:
+    """What a status CODE means in CANN, and whether and when the emulator returns it (every
+    code of CANN's aclnnStatus and aclError tables without an argument)."""
+    from .codes import CANN, describe, info
 
     if code is not None:
-        click.echo(describe(code))
-        if code not in MEANING:
-            sys.exit(1)
+        if code not in CANN:
+            raise click.BadParameter(f"{code} is not a CANN status code (aclnnStatus or "
+                                     "aclError); 'aclnn-py codes' lists them all",
+                                     param_hint="'CODE'")
+        if as_json:
+            _echo_json(info(code))
+        else:
+            click.echo(describe(code))
         return
-    for c in MEANING:
+    if as_json:
+        _echo_json([info(c) for c in sorted(CANN)])
+        return
+    for c in sorted(CANN):
         click.echo(describe(c))
+
+
+# ------------------------------------------------------------------------------- env ----
+
+def _version(dist: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def env_rows() -> list[dict[str, Any]]:
+    """The rows of ``aclnn-py env``: key, label, sources (the variables read), value (for
+    --json), text (for the table) and error (a bad configuration value, else None)."""
+    from . import acl, config
+    from . import runtime as rt
+
+    def soc():
+        p = config.soc_profile()
+        return {"name": p.name, "product": p.product, "bf16": p.bf16}, \
+            f"{p.name} ({p.product}; BF16 {'yes' if p.bf16 else 'no'})"
+
+    def devices():
+        total = config.physical_device_count()
+        visible = config.visible_devices()
+        ids = list(range(total)) if visible is None else list(visible)
+        mapping = ", ".join(f"{i}->{d}" for i, d in enumerate(ids))
+        text = (f"{len(ids)} (ids 0..{len(ids) - 1})" if visible is None else
+                f"{len(ids)} visible of {total} (device -> physical: {mapping})")
+        return {"count": len(ids), "physical": total, "visible": ids}, text
+
+    def memory():
+        n = config.mem_limit()
+        return n, f"{n} bytes ({n / (1 << 30):.3g} GiB) per device"
+
+    def used():
+        count = config.device_count()
+        if not (rt.S.initialized or rt.S.device_refs):
+            return None, "not initialised in this process"
+        per = [rt.memory_used(d) for d in range(count)]
+        return per, ", ".join(f"device {d}: {u} bytes" for d, u in enumerate(per))
+
+    def threads():
+        configured, effective = config.num_threads(), rt.num_threads()
+        text = f"{effective}" + ("" if configured == effective else
+                                 f" (configured {configured}: applied at acl.init)")
+        return {"configured": configured, "effective": effective}, text
+
+    def isa():
+        name = rt.isa_name()
+        asked = os.environ.get("ACLNN_EMU_ISA", "").strip()
+        return name, name + (f" (asked for {asked!r})" if asked and asked != name else "")
+
+    def poison():
+        on, byte = config.poison()
+        text = f"0x{byte:02x}" if on else "off"
+        return text, text
+
+    def checks():
+        found = sorted(config.checks())
+        return found, ", ".join(found) or "off"
+
+    def trace():
+        path = config.trace_path()
+        return path, path or "off"
+
+    def blocking():
+        on = config.launch_blocking()
+        return on, "1 (every task runs at launch)" if on else "0"
+
+    def log_level():
+        level = config.log_level()
+        if level is None:
+            return None, "off (API log off)"
+        return level, f"{level} ({config.LOG_LEVELS[level]})" + (
+            ", to stdout" if config.log_to_stdout() else "")
+
+    def versions():
+        major, minor, patch, _ = acl.get_version()
+        v = {"aclnn-py": _version("aclnn-py"), "python": sys.version.split()[0],
+             "numpy": _version("numpy"), "cffi": _version("cffi"),
+             "ml_dtypes": _version("ml_dtypes"), "acl_api": f"{major}.{minor}.{patch}"}
+        return v, ", ".join(f"{k} {x}" for k, x in v.items())
+
+    table = [
+        ("soc", "SoC", ("ACLNN_EMU_SOC",), soc),
+        ("devices", "devices", ("ACLNN_EMU_DEVICE_COUNT", "ASCEND_RT_VISIBLE_DEVICES"), devices),
+        ("memory_limit", "memory limit", ("ACLNN_EMU_MEM_LIMIT",), memory),
+        ("memory_used", "memory used", (), used),
+        ("threads", "kernel threads", ("ACLNN_EMU_NUM_THREADS",), threads),
+        ("isa", "ISA level", ("ACLNN_EMU_ISA",), isa),
+        ("poison", "poison byte", ("ACLNN_EMU_POISON",), poison),
+        ("checks", "checkers", ("ACLNN_EMU_CHECK",), checks),
+        ("trace", "trace file", ("ACLNN_EMU_TRACE",), trace),
+        ("launch_blocking", "launch blocking", ("ACL_LAUNCH_BLOCKING", "ASCEND_LAUNCH_BLOCKING"),
+         blocking),
+        ("log_level", "log level", ("ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_SLOG_PRINT_TO_STDOUT"),
+         log_level),
+        ("versions", "versions", (), versions),
+    ]
+    rows = []
+    for key, label, sources, get in table:
+        row: dict[str, Any] = {"key": key, "label": label, "sources": list(sources),
+                               "value": None, "text": "", "error": None}
+        try:
+            row["value"], row["text"] = get()
+        except config.ConfigError as exc:
+            row["error"] = str(exc)
+            row["text"] = f"error: {exc}"
+        rows.append(row)
+    return rows
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: {key: {value, sources, error}} (docs/configuration.md).")
+def env(as_json) -> None:
+    """The emulated machine and its configuration, as npu-smi info shows a real one: SoC,
+    devices, memory, kernel threads, ISA level, checkers, trace, blocking mode, log level and
+    versions. A bad configuration value is shown on its row, and the exit code is then 1."""
+    rows = env_rows()
+    if as_json:
+        _echo_json({r["key"]: {"value": r["value"], "sources": r["sources"],
+                               "error": r["error"]} for r in rows})
+    else:
+        width = max(len(r["label"]) for r in rows)
+        for r in rows:
+            src = f"  [{', '.join(r['sources'])}]" if r["sources"] else ""
+            click.echo(f"{r['label']:<{width}}  {r['text']}{src}")
+    if any(r["error"] for r in rows):
+        sys.exit(1)
+
+
+# ----------------------------------------------------------------------------- bench ----
 
 
 def _bench_op(name: str):
@@ -265,6 +559,13 @@ def _positive_ints(text: str, option: str, minimum: int) -> list:
                                      param_hint=f"'{option}'")
         values.append(v)
     return values
+
+
+def _product(values) -> int:
+    n = 1
+    for v in values:
+        n *= v
+    return n
 
 
 def _require_matplotlib() -> None:
@@ -324,6 +625,9 @@ def bench(op_names, dtype_names, shape, dim, threads_text, cache, repeat, json_p
         dims = _positive_ints(shape, "--shape", 1)
         if not 1 <= len(dims) <= 8:
             raise click.BadParameter(f"{shape!r}: 1 to 8 dims", param_hint="'--shape'")
+        if any(v > INT64_MAX for v in dims) or _product(dims) * 8 > INT64_MAX:
+            raise click.BadParameter(f"{shape!r}: more elements than a device can address",
+                                     param_hint="'--shape'")
         d = -1 if dim is None else dim
         if not -len(dims) <= d < len(dims):
             raise click.BadParameter(f"{dim} is out of range for a {len(dims)}-d shape "
@@ -403,6 +707,14 @@ def bench(op_names, dtype_names, shape, dim, threads_text, cache, repeat, json_p
         bench_mod.plot(records, plot_path, machine)
         click.echo(f"plot: {plot_path}", file=out)
 
+
+def _register_toolkit() -> None:
+    from .toolkit.cli import toolkit
+
+    main.add_command(toolkit)
+
+
+_register_toolkit()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -22,6 +22,11 @@ KEYS = (
     "ACLNN_EMU_POISON",
     "ACLNN_EMU_CHECK",
     "ACL_LAUNCH_BLOCKING",
+    "ASCEND_LAUNCH_BLOCKING",
+    "ASCEND_RT_VISIBLE_DEVICES",
+    "ACLNN_EMU_TRACE",
+    "ASCEND_GLOBAL_LOG_LEVEL",
+    "ASCEND_SLOG_PRINT_TO_STDOUT",
 )
 
 _overrides: dict[str, str] = {}
@@ -131,12 +136,49 @@ def _int(key: str, default: int, minimum: int) -> int:
     return n
 
 
-def device_count() -> int:
+def physical_device_count() -> int:
+    """ACLNN_EMU_DEVICE_COUNT: the emulated machine's devices, before ASCEND_RT_VISIBLE_DEVICES."""
     n = _int("ACLNN_EMU_DEVICE_COUNT", 1, 1)
     if n > MAX_DEVICES:
         raise ConfigError(f"ACLNN_EMU_DEVICE_COUNT={n} is more than the emulator can hold: at "
                           f"most {MAX_DEVICES} devices (MAX_DEVICES)")
     return n
+
+
+def visible_devices() -> Optional[tuple[int, ...]]:
+    """ASCEND_RT_VISIBLE_DEVICES as CANN documents it: the physical device ids this process
+    may use, comma separated, in ascending order; the process sees them as devices 0..n-1 in
+    that order. None when unset or empty (every device is visible).
+
+    CANN stops reading at the first character or id it cannot use and keeps the ids before it;
+    the emulator refuses such a value instead, naming the entry."""
+    value = _raw("ASCEND_RT_VISIBLE_DEVICES")
+    if value is None or value.strip() == "":
+        return None
+    total = physical_device_count()
+    ids: list[int] = []
+    for i, part in enumerate(value.strip().split(",")):
+        if not re.fullmatch(r"[0-9]+", part):
+            raise ConfigError(f"ASCEND_RT_VISIBLE_DEVICES={value!r}: entry {i} ({part!r}) is not "
+                              "a device id (comma-separated digits, no spaces)")
+        n = int(part)
+        if n >= total:
+            raise ConfigError(f"ASCEND_RT_VISIBLE_DEVICES={value!r}: device {n} does not exist: "
+                              f"the emulator has {total} device(s), ids 0..{total - 1} "
+                              "(ACLNN_EMU_DEVICE_COUNT)")
+        if ids and n <= ids[-1]:
+            raise ConfigError(f"ASCEND_RT_VISIBLE_DEVICES={value!r}: device {n} "
+                              f"{'is repeated' if n in ids else 'is out of order'}: list each "
+                              "id once, in ascending order, as CANN requires")
+        ids.append(n)
+    return tuple(ids)
+
+
+def device_count() -> int:
+    """The devices this process sees: ACLNN_EMU_DEVICE_COUNT, or as many as
+    ASCEND_RT_VISIBLE_DEVICES lists."""
+    visible = visible_devices()
+    return physical_device_count() if visible is None else len(visible)
 
 
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -210,21 +252,35 @@ def poison() -> tuple[bool, int]:
     return True, byte
 
 
-def launch_blocking() -> bool:
-    value = _raw("ACL_LAUNCH_BLOCKING")
+def _switch(key: str) -> Optional[bool]:
+    """A 0/1 variable: None when unset or empty."""
+    value = _raw(key)
     if value is None:
-        return False
+        return None
     v = value.strip().lower()
-    if v in ("", "0", "false", "no", "off"):
+    if v == "":
+        return None
+    if v in ("0", "false", "no", "off"):
         return False
     if v in ("1", "true", "yes", "on"):
         return True
-    raise ConfigError(f"ACL_LAUNCH_BLOCKING={value!r}: expected 0 or 1")
+    raise ConfigError(f"{key}={value!r}: expected 0 or 1")
 
 
-# Opt-in checkers. None is implemented yet (the race checker is planned); asking for one is an
-# error rather than a silent no-op.
-KNOWN_CHECKS: frozenset = frozenset()
+def launch_blocking() -> bool:
+    """ACL_LAUNCH_BLOCKING, or CANN's name for it, ASCEND_LAUNCH_BLOCKING (1: launch
+    synchronously). Both set to different values is an error naming both."""
+    acl = _switch("ACL_LAUNCH_BLOCKING")
+    ascend = _switch("ASCEND_LAUNCH_BLOCKING")
+    if acl is not None and ascend is not None and acl != ascend:
+        raise ConfigError(f"ACL_LAUNCH_BLOCKING={_raw('ACL_LAUNCH_BLOCKING')!r} and "
+                          f"ASCEND_LAUNCH_BLOCKING={_raw('ASCEND_LAUNCH_BLOCKING')!r} disagree: "
+                          "set one of them, or both to the same value")
+    return bool(acl or ascend)
+
+
+# Opt-in checkers (docs/diagnostics.md); an unknown name is an error rather than a silent no-op.
+KNOWN_CHECKS: frozenset = frozenset({"race", "init", "leak"})
 
 
 def checks() -> frozenset:
@@ -242,6 +298,40 @@ def checks() -> frozenset:
     return frozenset(items)
 
 
+def trace_path() -> Optional[str]:
+    """ACLNN_EMU_TRACE: the Chrome / Perfetto trace file to write, or None (off)."""
+    value = _raw("ACLNN_EMU_TRACE")
+    if value is None or value.strip() == "":
+        return None
+    return value.strip()
+
+
+# ASCEND_GLOBAL_LOG_LEVEL's values, as CANN defines them
+LOG_LEVELS = {0: "debug", 1: "info", 2: "warning", 3: "error", 4: "null"}
+
+
+def log_level() -> Optional[int]:
+    """ASCEND_GLOBAL_LOG_LEVEL (0 debug, 1 info, 2 warning, 3 error, 4 null), or None when it
+    is unset and ASCEND_SLOG_PRINT_TO_STDOUT is off: API logging off. With only
+    ASCEND_SLOG_PRINT_TO_STDOUT=1, CANN's default level, 3 (error)."""
+    value = _raw("ASCEND_GLOBAL_LOG_LEVEL")
+    if value is None or value.strip() == "":
+        return 3 if log_to_stdout() else None
+    try:
+        n = int(value.strip())
+    except ValueError:
+        n = -1
+    if n not in LOG_LEVELS:
+        raise ConfigError(f"ASCEND_GLOBAL_LOG_LEVEL={value!r}: expected 0 (debug), 1 (info), "
+                          "2 (warning), 3 (error) or 4 (null)")
+    return n
+
+
+def log_to_stdout() -> bool:
+    """ASCEND_SLOG_PRINT_TO_STDOUT=1: the API log also goes to standard output."""
+    return bool(_switch("ASCEND_SLOG_PRINT_TO_STDOUT"))
+
+
 _GETTERS = {
     "ACLNN_EMU_SOC": soc_profile,
     "ACLNN_EMU_DEVICE_COUNT": device_count,
@@ -250,6 +340,11 @@ _GETTERS = {
     "ACLNN_EMU_POISON": poison,
     "ACLNN_EMU_CHECK": checks,
     "ACL_LAUNCH_BLOCKING": launch_blocking,
+    "ASCEND_LAUNCH_BLOCKING": launch_blocking,
+    "ASCEND_RT_VISIBLE_DEVICES": visible_devices,
+    "ACLNN_EMU_TRACE": trace_path,
+    "ASCEND_GLOBAL_LOG_LEVEL": log_level,
+    "ASCEND_SLOG_PRINT_TO_STDOUT": log_to_stdout,
 }
 
 
@@ -264,4 +359,7 @@ def describe() -> dict[str, Any]:
         "ACLNN_EMU_POISON": f"0x{byte:02x}" if enabled else "off",
         "ACLNN_EMU_CHECK": ",".join(sorted(checks())) or "off",
         "ACL_LAUNCH_BLOCKING": int(launch_blocking()),
+        "ASCEND_RT_VISIBLE_DEVICES": ",".join(map(str, visible_devices() or ())) or "all",
+        "ACLNN_EMU_TRACE": trace_path() or "off",
+        "ASCEND_GLOBAL_LOG_LEVEL": "off" if log_level() is None else log_level(),
     }

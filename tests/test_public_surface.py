@@ -75,6 +75,7 @@ ACL = {
     "finalize": (),
     "get_recent_err_msg": (),
     "get_soc_name": (),
+    "get_version": (),
 }
 RT = {
     "set_device": ("device_id",), "reset_device": ("device_id",), "get_device": (),
@@ -91,6 +92,9 @@ RT = {
     "record_event": ("event", "stream"), "reset_event": ("event", "stream"),
     "query_event_status": ("event",), "synchronize_event": ("event",),
     "stream_wait_event": ("stream", "event"), "event_elapsed_time": ("start", "end"),
+    "create_stream_with_config": ("priority", "flag"),
+    "synchronize_stream_with_timeout": ("stream", "timeout"),
+    "create_event_with_flag": ("flag",),
 }
 UTIL = {
     "numpy_to_ptr": ("array",), "bytes_to_ptr": ("data",), "ptr_to_bytes": ("ptr", "size"),

@@ -4,7 +4,7 @@
 #
 #   bash tools/sanitize.sh asan   # AddressSanitizer + UndefinedBehaviorSanitizer (run by CI)
 #   bash tools/sanitize.sh tsan   # ThreadSanitizer on the stream, reliability (races),
-#                                 # concurrency and kernel thread pool tests
+#                                 # concurrency, kernel thread pool and diagnostics (trace) tests
 #
 # A fresh virtual environment in a temporary directory gets the project installed from this
 # clone (non-editable) with ACLNN_EMU_SANITIZE set, so aclnn_py/_build.py compiles csrc/ with
@@ -61,7 +61,8 @@ if [ "$1" = asan ]; then
     tests=(test_runtime.py test_streams.py test_executor.py test_fuzz*.py test_api_hardening*.py
            test_reliability*.py test_concurrency*.py test_threads.py)
 else
-    tests=(test_streams.py test_reliability*.py test_concurrency*.py test_threads.py)
+    tests=(test_streams.py test_reliability*.py test_concurrency*.py test_threads.py
+           test_diagnostics.py)
     # not the fork tests: TSan cannot follow a fork of a multi-threaded process whose child
     # starts threads ("starting new threads after multi-threaded fork is not supported")
     select=(-k "not fork")

@@ -24,8 +24,9 @@ from ..enums import (  # noqa: F401  (the enum classes)
     aclrtRunMode,
 )
 from . import rt, util
-from ._api import finalize, get_recent_err_msg, get_soc_name, init
+from ._api import finalize, get_recent_err_msg, get_soc_name, get_version, init
 from ._constants import *  # noqa: F403  (the ACL_*/ACLNN_* constants, generated)
 
 # ``from aclnn_py.acl import *`` (the constants and enum classes are reached as attributes)
-__all__ = ["rt", "util", "init", "finalize", "get_recent_err_msg", "get_soc_name"]
+__all__ = ["rt", "util", "init", "finalize", "get_recent_err_msg", "get_soc_name",
+           "get_version"]

@@ -19,7 +19,12 @@ def init(config_path: Optional[str] = None) -> int:
     ACL_ERROR_REPEAT_INITIALIZE (second call), 100003 ACL_ERROR_INVALID_FILE (file missing),
     100006 ACL_ERROR_PARSE_FILE (not JSON), 100008 ACL_ERROR_FILE_ATTR_INVALID (a bad emulator
     value in the file), 100000 ACL_ERROR_INVALID_PARAM (a bad value in the environment)."""
-    return _rt.init(config_path)
+    ret = _rt.init(config_path)
+    if ret == 0:  # the checkers, trace and API log follow the configuration read now
+        from .. import diagnostics
+
+        diagnostics.refresh()
+    return ret
 
 
 def finalize() -> int:
@@ -35,6 +40,18 @@ def get_recent_err_msg() -> Optional[str]:
     return _take_recent()
 
 
+# The acl API version the emulator implements: the ACL_MAJOR_VERSION, ACL_MINOR_VERSION and
+# ACL_PATCH_VERSION macros of the acl_rt.h it follows.
+VERSION = (1, 17, 0)
+
+
+def get_version() -> tuple[int, int, int, int]:
+    """aclrtGetVersion: ``(major, minor, patch, ret)``: the acl API version the emulator follows
+    (that of CANN's acl_rt.h macros ACL_MAJOR_VERSION / ACL_MINOR_VERSION / ACL_PATCH_VERSION);
+    ret is always 0."""
+    return (*VERSION, 0)
+
+
 def get_soc_name() -> Optional[str]:
     """aclrtGetSocName: the emulated SoC (ACLNN_EMU_SOC), e.g. 'Ascend910B4'; None (C's NULL,
     with a message) when ACLNN_EMU_SOC names no SoC (docs/configuration.md)."""
@@ -42,4 +59,4 @@ def get_soc_name() -> Optional[str]:
     return None if ret else profile.name
 
 
-__all__ = ["init", "finalize", "get_recent_err_msg", "get_soc_name"]
+__all__ = ["init", "finalize", "get_recent_err_msg", "get_soc_name", "get_version"]

@@ -17,8 +17,10 @@ destroy_context = _rt.destroy_context
 set_context = _rt.set_context
 get_context = _rt.get_context
 create_stream = _rt.create_stream
+create_stream_with_config = _rt.create_stream_with_config
 destroy_stream = _rt.destroy_stream
 synchronize_stream = _rt.synchronize_stream
+synchronize_stream_with_timeout = _rt.synchronize_stream_with_timeout
 synchronize_device = _rt.synchronize_device
 malloc = _rt.malloc
 free = _rt.free
@@ -30,6 +32,7 @@ memset = _rt.memset
 memset_async = _rt.memset_async
 get_mem_info = _rt.get_mem_info
 create_event = _rt.create_event
+create_event_with_flag = _rt.create_event_with_flag
 destroy_event = _rt.destroy_event
 record_event = _rt.record_event
 reset_event = _rt.reset_event
@@ -45,4 +48,5 @@ __all__ = [
     "malloc_host", "free_host", "memcpy", "memcpy_async", "memset", "memset_async",
     "get_mem_info", "create_event", "destroy_event", "record_event", "reset_event",
     "query_event_status", "synchronize_event", "stream_wait_event", "event_elapsed_time",
+    "create_stream_with_config", "synchronize_stream_with_timeout", "create_event_with_flag",
 ]

@@ -36,12 +36,14 @@ from .devices import (
     get_device_count,
     get_run_mode,
     init,
+    memory_used,
     reset_device,
     set_context,
     set_device,
 )
 from .events import (
     create_event,
+    create_event_with_flag,
     destroy_event,
     event_elapsed_time,
     query_event_status,
@@ -100,6 +102,7 @@ from .streams import (
     add_range,
     close_stream,
     create_stream,
+    create_stream_with_config,
     destroy_stream,
     internal_stream,
     new_task,
@@ -108,6 +111,7 @@ from .streams import (
     submit,
     synchronize_device,
     synchronize_stream,
+    synchronize_stream_with_timeout,
 )
 
 last_c_msg = core.last_c_msg
@@ -116,20 +120,27 @@ set_num_threads = core.set_num_threads
 isa_name = core.isa_name
 llc_bytes = core.llc_bytes
 floor_call = core.floor_call
+trace_enable = core.trace_enable
+trace_drain = core.trace_drain
+now_ns = core.now_ns
 
 __all__ = [
     "core", "devices", "events", "memory", "state", "streams", "E",
     # devices
     "init", "finalize", "set_device", "reset_device", "get_device", "get_device_count",
     "create_context", "destroy_context", "set_context", "get_context", "get_run_mode",
+    "memory_used",
     # streams
     "open_stream", "close_stream", "create_stream", "resolve_stream", "destroy_stream",
     "synchronize_stream", "synchronize_device", "new_task", "add_range", "submit",
-    "internal_stream", "last_c_msg",
+    "internal_stream", "last_c_msg", "create_stream_with_config",
+    "synchronize_stream_with_timeout",
     # kernel threads
     "num_threads", "set_num_threads",
     # aclnn-py bench
     "isa_name", "llc_bytes", "floor_call",
+    # the trace (ACLNN_EMU_TRACE)
+    "trace_enable", "trace_drain", "now_ns",
     # memory
     "MEMCPY_H2H", "MEMCPY_H2D", "MEMCPY_D2H", "MEMCPY_D2D", "MEMCPY_DEFAULT", "MEMCPY_H2B2D",
     "HOST_ADDRESS_END", "check_range", "free_epoch", "range_device", "find", "find_freed",
@@ -140,7 +151,7 @@ __all__ = [
     "memset", "memset_async", "get_mem_info",
     # events
     "create_event", "destroy_event", "record_event", "reset_event", "stream_wait_event",
-    "query_event_status", "synchronize_event", "event_elapsed_time",
+    "query_event_status", "synchronize_event", "event_elapsed_time", "create_event_with_flag",
     # state
     "S", "Stream", "Context", "Event", "current", "current_device", "lookup", "ptr",
     "require_int",

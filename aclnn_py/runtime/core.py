@@ -12,6 +12,7 @@ The kernel thread count (``num_threads`` / ``set_num_threads``) is set here too:
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -104,6 +105,47 @@ def apply_thread_config(at_import: bool = False) -> None:
 apply_thread_config(at_import=True)
 
 
+# ------------------------------------------------------------------------------ tracing ----
+
+TRACE_MAX: int = lib.EMU_TRACE_MAX
+
+
+def trace_enable(on: bool) -> None:
+    """Start (or stop) recording every task the streams run (``ACLNN_EMU_TRACE``)."""
+    lib.emu_trace_enable(1 if on else 0)
+
+
+def trace_drain() -> tuple[list, int]:
+    """The task records gathered since the last drain, oldest first, as tuples ``(stream,
+    device, type, kernel, status, enq_tid, run_tid, flow, enq_ns, start_ns, end_ns, n, event,
+    seq, op, step)``, and the count of records dropped since tracing started (the C buffer holds
+    at most ``TRACE_MAX``)."""
+    out: list = []
+    with _trace_lock:
+        buf = _trace_buf.get("buf")
+        if buf is None:
+            buf = _trace_buf["buf"] = ffi.new("emu_trace_rec[]", _TRACE_CHUNK)
+        while True:
+            n = lib.emu_trace_drain(buf, _TRACE_CHUNK)
+            for r in buf[0:n]:
+                out.append((r.stream, r.device, r.type, r.kernel, r.status, r.enq_tid,
+                            r.run_tid, r.flow, r.enq_ns, r.start_ns, r.end_ns, r.n, r.event,
+                            r.seq, ffi.string(r.op).decode("utf-8", "replace"),
+                            ffi.string(r.step).decode("utf-8", "replace")))
+            if n < _TRACE_CHUNK:
+                return out, int(lib.emu_trace_dropped())
+
+
+_TRACE_CHUNK = 256
+_trace_lock = threading.Lock()
+_trace_buf: dict = {}  # "buf": the drain buffer, made at the first drain
+
+
+def now_ns() -> int:
+    """The clock of the trace records (CLOCK_MONOTONIC, nanoseconds)."""
+    return int(lib.emu_now_ns())
+
+
 # ---------------------------------------------------------------------- `aclnn-py bench` ----
 
 
@@ -134,4 +176,4 @@ def floor_call(kind: str, addrs: tuple, nbytes: int) -> Callable[[], None]:
 
 __all__ = ["ffi", "lib", "new_msg", "msg_text", "last_c_msg", "new_tasks", "MSG_LEN",
            "MAX_THREADS", "num_threads", "set_num_threads", "apply_thread_config", "isa_name",
-           "llc_bytes", "floor_call"]
+           "llc_bytes", "floor_call", "TRACE_MAX", "trace_enable", "trace_drain", "now_ns"]

@@ -14,7 +14,7 @@ from .. import config
 from ..enums import aclrtRunMode
 from ..status import aclError as E
 from ..status import record
-from .core import apply_thread_config
+from .core import apply_thread_config, lib
 from .memory import release_device_memory
 from .state import Context, S, current, lookup, require_int
 from .streams import close_stream, open_stream
@@ -101,9 +101,12 @@ def _check_device(api: str, device_id: int) -> int:
     if ret:
         return ret
     if not 0 <= device_id < count:
+        visible = config.visible_devices()  # valid: device_count() parsed it just now
+        where = ("set ACLNN_EMU_DEVICE_COUNT for more" if visible is None else
+                 f"ASCEND_RT_VISIBLE_DEVICES shows physical devices {list(visible)}")
         return record(api, E.ACL_ERROR_RT_INVALID_DEVICEID,
                       f"device id {device_id} is out of range: this emulator has {count} "
-                      f"device(s), ids 0..{count - 1} (set ACLNN_EMU_DEVICE_COUNT for more)")
+                      f"device(s), ids 0..{count - 1} ({where})")
     return 0
 
 
@@ -235,6 +238,12 @@ def get_context() -> tuple[int, int]:
     return ctx.handle, 0
 
 
+def memory_used(device_id: int) -> int:
+    """Bytes of device memory charged on a device now (as ACLNN_EMU_MEM_LIMIT counts them);
+    for ``aclnn-py env``."""
+    return int(lib.emu_mem_used(device_id))
+
+
 def get_run_mode() -> tuple[int, int]:
     """aclrtGetRunMode: ``(aclrtRunMode.ACL_HOST, 0)``: the program runs on the host and drives
     the (emulated) device."""
@@ -242,4 +251,5 @@ def get_run_mode() -> tuple[int, int]:
 
 
 __all__ = ["init", "finalize", "set_device", "reset_device", "get_device", "get_device_count",
-           "create_context", "destroy_context", "set_context", "get_context", "get_run_mode"]
+           "create_context", "destroy_context", "set_context", "get_context", "get_run_mode",
+           "memory_used"]

@@ -13,7 +13,7 @@ from ..enums import TaskType, aclrtEventRecordedStatus
 from ..status import aclError as E
 from ..status import record
 from .core import ffi, lib
-from .state import Event, S, lookup
+from .state import Event, S, lookup, require_int
 from .streams import new_task, resolve_stream, submit
 
 _C_EVENT_COMPLETE = 2  # emu_event_status: 0 never recorded, 1 recorded not done, 2 complete
@@ -33,6 +33,46 @@ def create_event() -> tuple[int, int]:
     return h, 0
 
 
+# aclrtCreateEventWithFlag's flags (#define in CANN's acl_rt.h; pyACL takes them as ints)
+EVENT_SYNC = 0x1
+EVENT_CAPTURE_STREAM_PROGRESS = 0x2
+EVENT_TIME_LINE = 0x8
+EVENT_DEVICE_USE_ONLY = 0x10
+EVENT_EXTERNAL = 0x20
+EVENT_IPC = 0x40
+EVENT_FLAGS = {"ACL_EVENT_SYNC": EVENT_SYNC,
+               "ACL_EVENT_CAPTURE_STREAM_PROGRESS": EVENT_CAPTURE_STREAM_PROGRESS,
+               "ACL_EVENT_TIME_LINE": EVENT_TIME_LINE,
+               "ACL_EVENT_DEVICE_USE_ONLY": EVENT_DEVICE_USE_ONLY,
+               "ACL_EVENT_EXTERNAL": EVENT_EXTERNAL, "ACL_EVENT_IPC": EVENT_IPC}
+_ALL_EVENT_FLAGS = sum(EVENT_FLAGS.values())
+# handle -> flag, for events made by create_event_with_flag (guarded by S.lock)
+_event_flags: dict[int, int] = {}
+
+
+def create_event_with_flag(flag) -> tuple[int, int]:
+    """aclrtCreateEventWithFlag: ``(event, ret)``: an event whose ``flag`` is a bitwise OR of
+    ACL_EVENT_SYNC (0x1), ACL_EVENT_CAPTURE_STREAM_PROGRESS (0x2), ACL_EVENT_TIME_LINE (0x8),
+    ACL_EVENT_DEVICE_USE_ONLY (0x10), ACL_EVENT_EXTERNAL (0x20), ACL_EVENT_IPC (0x40). As CANN
+    documents, an event without ACL_EVENT_SYNC cannot be used by reset_event or
+    stream_wait_event (they return 207000). ret 100000 for other bits or a value outside
+    uint32; 207007 when the host is out of memory. docs/pyacl.md."""
+    api = "aclrtCreateEventWithFlag"
+    flag = require_int(api, "flag", flag, ctype="uint32")
+    if not 0 <= flag < 1 << 32 or flag & ~_ALL_EVENT_FLAGS:
+        return 0, record(api, E.ACL_ERROR_INVALID_PARAM,
+                         f"flag 0x{flag & 0xFFFFFFFFFFFFFFFF:x} has bits outside the event flags "
+                         f"(0x{_ALL_EVENT_FLAGS:x}: {', '.join(EVENT_FLAGS)})")
+    h = lib.emu_event_create()
+    if not h:
+        return 0, record(api, E.ACL_ERROR_RT_NO_EVENT_RESOURCE,
+                         "out of host memory for an event")
+    with S.lock:
+        S.events[h] = Event(h)
+        _event_flags[h] = flag
+    return h, 0
+
+
 def _lookup_event(api: str, event) -> tuple[Optional[Event], int]:
     return lookup(api, "event", event, S.events)
 
@@ -48,6 +88,7 @@ def destroy_event(event) -> int:
             return ret
         assert ev is not None
         del S.events[ev.handle]
+        _event_flags.pop(ev.handle, None)
     # invalid at once for new calls; queued records and waiting synchronizes keep it alive
     lib.emu_event_destroy(ev.handle)
     return 0
@@ -59,6 +100,12 @@ def _event_task(api: str, event, stream, kind: int, step: str) -> int:
         if ret:
             return ret
         assert ev is not None
+        flag = _event_flags.get(ev.handle)
+        if flag is not None and kind != TaskType.EVENT_RECORD and not flag & EVENT_SYNC:
+            return record(api, E.ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                          f"event 0x{ev.handle:x} was created with flag 0x{flag:x}, without "
+                          "ACL_EVENT_SYNC (0x1): CANN does not support it in aclrtResetEvent "
+                          "or aclrtStreamWaitEvent")
         st, ret = resolve_stream(api, stream)
         if ret:
             return ret
@@ -146,5 +193,6 @@ def event_elapsed_time(start, end) -> tuple[float, int]:
     return float(ms[0]), 0
 
 
-__all__ = ["create_event", "destroy_event", "record_event", "reset_event", "stream_wait_event",
-           "query_event_status", "synchronize_event", "event_elapsed_time"]
+__all__ = ["create_event", "create_event_with_flag", "destroy_event", "record_event",
+           "reset_event", "stream_wait_event", "query_event_status", "synchronize_event",
+           "event_elapsed_time"]

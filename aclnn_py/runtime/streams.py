@@ -7,13 +7,15 @@ aclrtSynchronizeStream documentation; docs/runtime.md describes the emulator's.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Optional
 
 from .. import config
+from ..enums import TaskType
 from ..status import aclError as E
 from ..status import record
 from .core import ffi, last_c_msg, lib, msg_text, new_msg
-from .state import Context, S, Stream, current, lookup, ptr
+from .state import Context, S, Stream, current, lookup, ptr, require_int
 
 # ---------------------------------------------------------------------- C stream handles ----
 
@@ -44,7 +46,32 @@ def create_stream() -> tuple[int, int]:
     """aclrtCreateStream: ``(stream, ret)``: a new stream (a worker thread running its tasks in
     FIFO order) in the current context. ret 107002 without a current context; 207008 when no
     worker thread could start. docs/runtime.md "Streams"."""
-    api = "aclrtCreateStream"
+    return _create_stream("aclrtCreateStream")
+
+
+# aclrtCreateStreamWithConfig's flags (#define in CANN's acl_rt.h; pyACL takes them as ints)
+STREAM_FLAGS = {"ACL_STREAM_FAST_LAUNCH": 0x1, "ACL_STREAM_FAST_SYNC": 0x2,
+                "ACL_STREAM_PERSISTENT": 0x4, "ACL_STREAM_HUGE": 0x8,
+                "ACL_STREAM_CPU_SCHEDULE": 0x10, "ACL_STREAM_DEVICE_USE_ONLY": 0x20}
+
+
+def create_stream_with_config(priority, flag) -> tuple[int, int]:
+    """aclrtCreateStreamWithConfig: ``(stream, ret)``, as create_stream. ``priority`` (uint32;
+    CANN clamps it to [0, 7]) and ``flag`` (a bitwise OR of ACL_STREAM_FAST_LAUNCH 0x1,
+    ACL_STREAM_FAST_SYNC 0x2, ...; CANN makes a plain stream for other values) change nothing
+    in the emulator, whose streams all launch and synchronize alike. ret 100000 for a value
+    outside uint32; 107002 without a current context; 207008 when no worker thread could start.
+    docs/pyacl.md."""
+    api = "aclrtCreateStreamWithConfig"
+    for name, value in (("priority", priority), ("flag", flag)):
+        v = require_int(api, name, value, ctype="uint32")
+        if not 0 <= v < 1 << 32:
+            return 0, record(api, E.ACL_ERROR_INVALID_PARAM,
+                             f"{name} {v} is outside uint32_t [0, 2**32)")
+    return _create_stream(api)
+
+
+def _create_stream(api: str) -> tuple[int, int]:
     with S.lock:
         ctx = current()
         if ctx is None:
@@ -124,6 +151,57 @@ def synchronize_stream(stream) -> int:
             return _stream_gone(api, st)
         record(api, code, f"a task failed on the stream: {last_c_msg()}")
     return code
+
+
+def synchronize_stream_with_timeout(stream, timeout) -> int:
+    """aclrtSynchronizeStreamWithTimeout: synchronize_stream, giving up after ``timeout``
+    milliseconds (-1: wait forever). Returns 0 or the first task fault, as synchronize_stream;
+    507046 ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when the tasks enqueued before the call have not
+    all finished in time (they keep running); 100000 for a timeout that is neither -1 nor in
+    [1, 2**31); 107017 / 107002 for a bad stream. docs/pyacl.md."""
+    api = "aclrtSynchronizeStreamWithTimeout"
+    timeout = require_int(api, "timeout", timeout, ctype="int32")
+    if timeout != -1 and not 0 < timeout < 1 << 31:
+        return record(api, E.ACL_ERROR_INVALID_PARAM,
+                      f"timeout {timeout} must be -1 (wait forever) or a number of milliseconds "
+                      "in [1, 2**31)")
+    with S.lock:
+        st, ret = resolve_stream(api, stream)
+    if ret:
+        return ret
+    assert st is not None
+    if timeout != -1:
+        # a record task marks the end of what is enqueued now; wait for it, up to the timeout
+        ev = lib.emu_event_create()
+        if not ev:
+            return record(api, E.ACL_ERROR_RT_NO_EVENT_RESOURCE, "out of host memory")
+        try:
+            tasks, t = new_task(api, "Record", TaskType.EVENT_RECORD)
+            t.event = ev
+            code = submit(api, st, tasks, 1)
+            if code:
+                return code
+            deadline = time.monotonic() + timeout / 1000.0
+            pause = 50e-6
+            while lib.emu_event_status(ev) != _C_EVENT_COMPLETE:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return record(api, E.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                                  f"stream 0x{st.handle:x}: its tasks did not finish within "
+                                  f"{timeout} ms (they keep running)")
+                time.sleep(min(pause, left))
+                pause = min(pause * 2, 2e-3)
+        finally:
+            lib.emu_event_destroy(ev)
+    code = lib.emu_stream_synchronize(st.handle, ffi.NULL, 0)
+    if code:
+        if code == E.ACL_ERROR_RT_INVALID_HANDLE:
+            return _stream_gone(api, st)
+        record(api, code, f"a task failed on the stream: {last_c_msg()}")
+    return code
+
+
+_C_EVENT_COMPLETE = 2  # emu_event_status: complete
 
 
 def synchronize_device() -> int:
@@ -217,6 +295,7 @@ def internal_stream() -> Stream:
     return holder.stream
 
 
-__all__ = ["open_stream", "close_stream", "create_stream", "resolve_stream", "destroy_stream",
-           "synchronize_stream", "synchronize_device", "new_task", "add_range", "submit",
-           "internal_stream"]
+__all__ = ["open_stream", "close_stream", "create_stream", "create_stream_with_config",
+           "resolve_stream", "destroy_stream", "synchronize_stream",
+           "synchronize_stream_with_timeout", "synchronize_device", "new_task", "add_range",
+           "submit", "internal_stream"]

@@ -227,6 +227,9 @@ typedef struct emu_task {
     int64_t seq;        /* filled by emu_stream_submit */
     char op[64];        /* operator or runtime call that enqueued the task */
     char step[32];      /* plan step: "Contiguous", "Cast", "SoftmaxGrad", "ViewCopy", ... */
+    int64_t trace_flow; /* filled by the enqueue while tracing is on: the task's id, */
+    int64_t trace_ns;   /* when it was enqueued (CLOCK_MONOTONIC), */
+    int32_t trace_tid;  /* and by which OS thread */
 } emu_task;
 
 /* Streams and events are handles (handle.c), not pointers: every call below returns 107017
@@ -263,6 +266,37 @@ int emu_event_elapsed_ms(uintptr_t start, uintptr_t end, float *ms);
     /* 0; 107006 if either was never recorded; 507006 if either is not complete */
 
 double emu_now_ms(void);
+
+/* Tracing (stream.c; ACLNN_EMU_TRACE). While emu_trace_enable(1) is in effect, every task a
+   stream runs leaves one record: when it was enqueued (and by which thread), when it started and
+   ended (and on which thread), and what it was. Off (the default), each enqueue and each task
+   tests one flag. Records wait in a buffer of at most EMU_TRACE_MAX until drained; beyond that
+   they are counted and dropped. Times are CLOCK_MONOTONIC nanoseconds (emu_now_ns). */
+#define EMU_TRACE_MAX 262144
+typedef struct emu_trace_rec {
+    uintptr_t stream;   /* the stream's handle */
+    int32_t device;
+    int32_t type;       /* EMU_TASK_* */
+    int32_t kernel;
+    int32_t status;     /* 0 ran; -1 skipped (an earlier task of the stream faulted); a fault */
+    int32_t enq_tid;    /* OS thread ids: the enqueuing thread, the thread that ran the task */
+    int32_t run_tid;
+    int64_t flow;       /* the task's id (emu_task.trace_flow), 0 if enqueued while off */
+    int64_t enq_ns;
+    int64_t start_ns;
+    int64_t end_ns;
+    int64_t n;          /* bytes (memcpy, memset) */
+    uintptr_t event;    /* event tasks: the event object, and the record number (emu_task.seq) */
+    int64_t seq;
+    char op[64];
+    char step[32];
+} emu_trace_rec;
+void emu_trace_enable(int on);
+int64_t emu_trace_drain(emu_trace_rec *out, int64_t max);
+    /* moves up to max records (oldest first) into out; returns how many */
+int64_t emu_trace_dropped(void);            /* records dropped since the last enable(1) */
+int64_t emu_now_ns(void);
+int32_t emu_thread_id(void);                /* the calling thread's OS id (gettid) */
 
 /* CDEF-END */
 

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,6 +67,7 @@ typedef struct emu_stream {
     int fault;
     char fault_msg[EMU_MSG_LEN];
     int32_t device;
+    uintptr_t handle; /* for trace records */
 } emu_stream;
 
 double emu_now_ms(void)
@@ -210,7 +212,9 @@ out:
     return rc;
 }
 
-static void run_task(emu_stream *s, const emu_task *t)
+/* Runs one task: 0, -1 when it was skipped (an earlier task of the stream faulted), or the
+ * fault it raised. */
+static int run_task(emu_stream *s, const emu_task *t)
 {
     emu_event *ev = (emu_event *)t->event; /* resolved at submit; the task holds a reference */
     switch (t->type) {
@@ -223,24 +227,24 @@ static void run_task(emu_stream *s, const emu_task *t)
         pthread_cond_broadcast(&event_cv);
         pthread_mutex_unlock(&event_mu);
         emu_ref_release(&ev->ref);
-        return;
+        return 0;
     case EMU_TASK_EVENT_WAIT:
         pthread_mutex_lock(&event_mu);
         while (ev->done_seq < t->seq)
             pthread_cond_wait(&event_cv, &event_mu);
         pthread_mutex_unlock(&event_mu);
         emu_ref_release(&ev->ref);
-        return;
+        return 0;
     case EMU_TASK_EVENT_RESET:
         pthread_mutex_lock(&event_mu);
         if (ev->done_seq == ev->record_seq)
             ev->valid = 0;
         pthread_mutex_unlock(&event_mu);
         emu_ref_release(&ev->ref);
-        return;
+        return 0;
     case EMU_TASK_SLEEP:
         usleep((useconds_t)t->n);
-        return;
+        return 0;
     default:
         break;
     }
@@ -248,7 +252,7 @@ static void run_task(emu_stream *s, const emu_task *t)
     int faulted = s->fault != 0;
     pthread_mutex_unlock(&s->mu);
     if (faulted)
-        return; /* skipped: an earlier task of this stream failed */
+        return -1; /* skipped: an earlier task of this stream failed */
     char msg[EMU_MSG_LEN];
     int rc = run_data_task(t, msg, sizeof msg);
     if (rc != 0) {
@@ -259,6 +263,86 @@ static void run_task(emu_stream *s, const emu_task *t)
         }
         pthread_mutex_unlock(&s->mu);
     }
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ tracing ------- */
+
+static int trace_on; /* emu_trace_enable; read with atomic loads by every enqueue and task */
+static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;
+static emu_trace_rec *trace_buf;
+static int64_t trace_count, trace_cap, trace_dropped;
+static int64_t trace_flows;
+
+int32_t emu_thread_id(void)
+{
+    static __thread int32_t tid;
+    if (!tid)
+        tid = (int32_t)syscall(SYS_gettid);
+    return tid;
+}
+
+static void trace_add(const emu_stream *s, const emu_task *t, int status, int64_t start_ns,
+                      int64_t end_ns)
+{
+    pthread_mutex_lock(&trace_mu);
+    if (trace_count == trace_cap && trace_cap < EMU_TRACE_MAX) {
+        int64_t cap = trace_cap ? trace_cap * 2 : 1024;
+        emu_trace_rec *buf = realloc(trace_buf, (size_t)cap * sizeof *buf);
+        if (buf) {
+            trace_buf = buf;
+            trace_cap = cap;
+        }
+    }
+    if (trace_count == trace_cap) {
+        trace_dropped++;
+        pthread_mutex_unlock(&trace_mu);
+        return;
+    }
+    emu_trace_rec *r = &trace_buf[trace_count++];
+    memset(r, 0, sizeof *r);
+    r->stream = s->handle;
+    r->device = s->device;
+    r->type = t->type;
+    r->kernel = t->kernel;
+    r->status = status;
+    r->enq_tid = t->trace_tid;
+    r->run_tid = emu_thread_id();
+    r->flow = t->trace_flow;
+    r->enq_ns = t->trace_ns;
+    r->start_ns = start_ns;
+    r->end_ns = end_ns;
+    r->n = t->type == EMU_TASK_MEMCPY || t->type == EMU_TASK_MEMSET ? t->n : 0;
+    if (is_event_task(t->type)) {
+        r->event = t->event;
+        r->seq = t->seq;
+    }
+    memcpy(r->op, t->op, sizeof r->op);
+    r->op[sizeof r->op - 1] = '\0';
+    memcpy(r->step, t->step, sizeof r->step);
+    r->step[sizeof r->step - 1] = '\0';
+    pthread_mutex_unlock(&trace_mu);
+}
+
+int64_t emu_trace_drain(emu_trace_rec *out, int64_t max)
+{
+    pthread_mutex_lock(&trace_mu);
+    int64_t n = trace_count < max ? trace_count : max;
+    if (n > 0) {
+        memcpy(out, trace_buf, (size_t)n * sizeof *out);
+        memmove(trace_buf, trace_buf + n, (size_t)(trace_count - n) * sizeof *trace_buf);
+        trace_count -= n;
+    }
+    pthread_mutex_unlock(&trace_mu);
+    return n;
+}
+
+int64_t emu_trace_dropped(void)
+{
+    pthread_mutex_lock(&trace_mu);
+    int64_t n = trace_dropped;
+    pthread_mutex_unlock(&trace_mu);
+    return n;
 }
 
 /* The fields a thread polls without the stream's lock (count, completed, busy, stop,
@@ -287,6 +371,17 @@ static int64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t emu_now_ns(void) { return now_ns(); }
+
+void emu_trace_enable(int on)
+{
+    pthread_mutex_lock(&trace_mu);
+    if (on && !LOAD(trace_on))
+        trace_dropped = 0;
+    STORE(trace_on, on ? 1 : 0);
+    pthread_mutex_unlock(&trace_mu);
 }
 
 /* Polls (without the lock) until done(s, arg) or SPIN_NS pass; whether done(s, arg). */
@@ -324,7 +419,13 @@ static void run_one_locked(emu_stream *s)
     STORE(s->count, s->count - 1);
     STORE(s->busy, 1);
     pthread_mutex_unlock(&s->mu);
-    run_task(s, &task);
+    if (__atomic_load_n(&trace_on, __ATOMIC_RELAXED)) {
+        int64_t start = now_ns();
+        int status = run_task(s, &task);
+        trace_add(s, &task, status, start, now_ns());
+    } else {
+        run_task(s, &task);
+    }
     pthread_mutex_lock(&s->mu);
     STORE(s->busy, 0);
     STORE(s->completed, s->completed + 1);
@@ -389,7 +490,8 @@ uintptr_t emu_stream_create(int32_t device)
         stream_free(&s->ref);
         return 0;
     }
-    uintptr_t h = emu_handle_new(EMU_KIND_STREAM, &s->ref);
+    uintptr_t h;
+    s->handle = h = emu_handle_new(EMU_KIND_STREAM, &s->ref);
     if (!h) {
         pthread_mutex_lock(&s->mu);
         STORE(s->stop, 1);
@@ -521,6 +623,15 @@ static int enqueue(emu_stream *s, emu_task *copy, int32_t n, int blocking, int c
             return INVALID_HANDLE;
         }
         copy[i].event = (uintptr_t)ev;
+    }
+    if (__atomic_load_n(&trace_on, __ATOMIC_RELAXED)) {
+        int64_t now = now_ns();
+        int32_t tid = emu_thread_id();
+        for (int32_t i = 0; i < n; i++) {
+            copy[i].trace_flow = __atomic_add_fetch(&trace_flows, 1, __ATOMIC_RELAXED);
+            copy[i].trace_ns = now;
+            copy[i].trace_tid = tid;
+        }
     }
     /* device ranges: which allocation (and generation) each task touches */
     int not_live = 0;
@@ -671,14 +782,25 @@ int64_t emu_stream_tasks_run(uintptr_t stream)
 
 /* fork: event_mu is taken around fork so the child's copy is consistent; streams need nothing
  * (the child never touches the parent's streams: their handles are gone). */
-void emu_stream_atfork_prepare(void) { pthread_mutex_lock(&event_mu); }
+void emu_stream_atfork_prepare(void)
+{
+    pthread_mutex_lock(&event_mu);
+    pthread_mutex_lock(&trace_mu);
+}
 
-void emu_stream_atfork_parent(void) { pthread_mutex_unlock(&event_mu); }
+void emu_stream_atfork_parent(void)
+{
+    pthread_mutex_unlock(&trace_mu);
+    pthread_mutex_unlock(&event_mu);
+}
 
 void emu_stream_atfork_child(void)
 {
     pthread_mutex_init(&event_mu, NULL);
     pthread_cond_init(&event_cv, NULL);
+    pthread_mutex_init(&trace_mu, NULL); /* the parent's records are not the child's */
+    trace_on = 0;
+    trace_count = trace_dropped = 0;
 }
 
 /* -------------------------------------------------------------------------- events ------- */

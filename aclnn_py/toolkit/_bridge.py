@@ -1,0 +1,552 @@
+"""The Python side of the toolkit's ``libascendcl.so``: CANN's C entry points over the Python API.
+
+The library's C functions (``src/ascendcl.cpp``) forward each call to one of the functions
+below, registered with ``@ffi.def_extern`` by :func:`install` when the embedded interpreter
+starts. Each calls the public Python API (``aclnn_py.acl``, ``aclnn_py.aclnn``), so the codes, the
+check order, the messages, asynchrony and the memory checks are the Python API's own.
+
+Handles: streams, events, contexts and device pointers are integers in the Python API already and
+cross the C ABI unchanged. aclTensor, aclScalar, aclIntArray and aclOpExecutor are Python objects:
+C holds opaque handles (:class:`Handles`) that never point to memory and are never reused. A
+destroyed object stays known for a while (its handle gets the Python API's answer for a destroyed
+object); an unknown handle gets the same code with a message of its own. No handle crashes.
+
+Every callback catches every exception: a C caller gets a status code and a message, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from .. import acl, aclnn, dtypes
+from ..executor import READY, aclOpExecutor
+from ..ops import REGISTRY
+from ..status import aclError, aclnnStatus, record
+from ..tensor import aclIntArray, aclScalar, aclTensor
+
+PING_OK = 0x5AAC1  # py_ping's answer once the bridge is installed (src/ascendcl.cpp)
+
+ACL_ERROR_INVALID_PARAM = int(aclError.ACL_ERROR_INVALID_PARAM)
+ACL_ERROR_INTERNAL_ERROR = int(aclError.ACL_ERROR_INTERNAL_ERROR)  # the library failed to start
+ACLNN_ERR_PARAM_NULLPTR = int(aclnnStatus.ACLNN_ERR_PARAM_NULLPTR)
+ACLNN_ERR_PARAM_INVALID = int(aclnnStatus.ACLNN_ERR_PARAM_INVALID)
+ACLNN_ERR_INNER = int(aclnnStatus.ACLNN_ERR_INNER)
+
+MAX_DIMS = 1 << 16  # longest dims array read from C: larger counts are refused, never read
+TOMBSTONES = 4096  # destroyed objects remembered per kind, for the Python API's own answer
+
+# CANN's OP_CHECK_COMM_INPUT: these operators check workspaceSize / executor before anything else
+# (the others write through them unchecked; the emulator refuses null ones after its checks)
+_COMM_INPUT = frozenset({"aclnnHardsigmoid", "aclnnInplaceHardsigmoid", "aclnnHardsigmoidBackward"})
+
+
+class Unknown(Exception):
+    """A handle that names no object of the expected kind."""
+
+    def __init__(self, what: str, handle: int, handles: Handles):
+        super().__init__(f"{what} 0x{handle:x} is not a live {handles.name} (destroyed long ago, "
+                         f"of another kind, or never created by {handles.creator})")
+
+
+class Handles:
+    """Opaque C handles of one kind of Python object: ``0xAC`` in bits 48-55 (not a user-space
+    address), the kind in bits 44-47, a serial number above 4 zero bits. Live objects by handle,
+    and the last :data:`TOMBSTONES` retired ones."""
+
+    def __init__(self, kind: int, name: str, creator: str, cls: type):
+        self.base = (0xAC << 48) | (kind << 44)
+        self.name, self.creator, self.cls = name, creator, cls
+        self.live: dict[int, Any] = {}
+        self.dead: OrderedDict[int, Any] = OrderedDict()
+        self.lock = threading.Lock()
+        self.serial = 0
+
+    def add(self, obj: Any) -> int:
+        with self.lock:
+            self.serial += 1
+            handle = self.base | (self.serial << 4)
+            self.live[handle] = obj
+        return handle
+
+    def get(self, what: str, handle: int) -> Any:
+        """The object of ``handle`` (live or retired); None for 0; :class:`Unknown` else."""
+        if handle == 0:
+            return None
+        with self.lock:
+            obj = self.live.get(handle)
+            if obj is None:
+                obj = self.dead.get(handle)
+        if obj is None:
+            raise Unknown(what, handle, self)
+        return obj
+
+    def retire(self, handle: int) -> None:
+        with self.lock:
+            obj = self.live.pop(handle, None)
+            if obj is not None:
+                self.dead[handle] = obj
+                while len(self.dead) > TOMBSTONES:
+                    self.dead.popitem(last=False)
+
+
+TENSORS = Handles(1, "aclTensor", "aclCreateTensor", aclTensor)
+SCALARS = Handles(2, "aclScalar", "aclCreateScalar", aclScalar)
+INT_ARRAYS = Handles(3, "aclIntArray", "aclCreateIntArray", aclIntArray)
+EXECUTORS = Handles(4, "aclOpExecutor", "an aclnnXxxGetWorkspaceSize call", aclOpExecutor)
+_DESTROY: dict[str, tuple[Handles, str, Callable[[Any], int]]] = {
+    "aclDestroyTensor": (TENSORS, "tensor", aclnn.aclDestroyTensor),
+    "aclDestroyScalar": (SCALARS, "scalar", aclnn.aclDestroyScalar),
+    "aclDestroyIntArray": (INT_ARRAYS, "array", aclnn.aclDestroyIntArray),
+}
+
+
+# ------------------------------------------------------------------------ the callbacks ----
+
+ffi: Any = None  # the embedded module's ffi and lib, set by install()
+lib: Any = None
+CALLBACKS: dict[str, Callable] = {}
+
+
+def _callback(api: str, error: Optional[int]):
+    """Register ``fn`` as the callback ``py_<fn.__name__>``. Any exception becomes a message and
+    ``error``: a status code, 0 (a null handle) or None (a null ``char *``)."""
+
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def guarded(*args):
+            try:
+                return fn(*args)
+            except Exception as exc:  # an Unknown handle, or a bug of the emulator
+                text = str(exc) if isinstance(exc, Unknown) else \
+                    f"internal error of the emulator: {exc!r}"
+                record(api, error or ACLNN_ERR_INNER, text)
+                return ffi.NULL if error is None else error
+
+        CALLBACKS["py_" + fn.__name__] = guarded
+        return fn
+
+    return wrap
+
+
+def _null(api: str, code: int, what: str) -> int:
+    return record(api, code, f"{what} is null")
+
+
+def _text(p) -> Optional[str]:
+    return None if p == ffi.NULL else ffi.string(p).decode("utf-8", "surrogateescape")
+
+
+@_callback("py_ping", 0)
+def ping() -> int:
+    return PING_OK
+
+
+# ----------------------------------------------------------------------------- acl.h ------
+
+@_callback("aclInit", ACL_ERROR_INTERNAL_ERROR)
+def aclInit(config_path) -> int:
+    return acl.init(_text(config_path))
+
+
+@_callback("aclFinalize", ACL_ERROR_INTERNAL_ERROR)
+def aclFinalize() -> int:
+    return acl.finalize()
+
+
+@_callback("aclGetRecentErrMsg", None)
+def aclGetRecentErrMsg():
+    text = acl.get_recent_err_msg()
+    return lib.emb_keep_message(ffi.NULL if text is None else text.encode("utf-8", "replace"))
+
+
+@_callback("aclrtGetSocName", None)
+def aclrtGetSocName():
+    name = acl.get_soc_name()
+    return ffi.NULL if name is None else lib.emb_intern(name.encode())
+
+
+# ---------------------------------------------------------------------------- acl_rt.h -----
+
+def _out(out, value_and_ret: tuple) -> int:
+    """Write a (value, ret) call's value through ``out`` on success; return ret."""
+    value, ret = value_and_ret
+    if ret == 0:
+        out[0] = value
+    return ret
+
+
+def _status(name: str, fn: Callable) -> None:
+    """A callback whose C function only returns a status: the Python call, same arguments."""
+
+    def call(*args) -> int:
+        return fn(*args)
+
+    call.__name__ = name
+    _callback(name, ACL_ERROR_INTERNAL_ERROR)(call)
+
+
+for _name, _fn in (("aclrtSetDevice", acl.rt.set_device),
+                   ("aclrtResetDevice", acl.rt.reset_device),
+                   ("aclrtSynchronizeDevice", acl.rt.synchronize_device),
+                   ("aclrtDestroyContext", acl.rt.destroy_context),
+                   ("aclrtSetCurrentContext", acl.rt.set_context),
+                   ("aclrtDestroyStream", acl.rt.destroy_stream),
+                   ("aclrtSynchronizeStream", acl.rt.synchronize_stream),
+                   ("aclrtDestroyEvent", acl.rt.destroy_event),
+                   ("aclrtRecordEvent", acl.rt.record_event),
+                   ("aclrtResetEvent", acl.rt.reset_event),
+                   ("aclrtSynchronizeEvent", acl.rt.synchronize_event),
+                   ("aclrtStreamWaitEvent", acl.rt.stream_wait_event),
+                   ("aclrtFree", acl.rt.free),
+                   ("aclrtFreeHost", acl.rt.free_host),
+                   ("aclrtMemcpy", acl.rt.memcpy),
+                   ("aclrtMemcpyAsync", acl.rt.memcpy_async),
+                   ("aclrtMemset", acl.rt.memset),
+                   ("aclrtMemsetAsync", acl.rt.memset_async)):
+    _status(_name, _fn)
+
+
+def _getter(name: str, what: str, fn: Callable) -> None:
+    """A callback for ``aclError f(T *out)`` over a Python ``f() -> (value, ret)``."""
+
+    def call(out) -> int:
+        if out == ffi.NULL:
+            return _null(name, ACL_ERROR_INVALID_PARAM, what)
+        return _out(out, fn())
+
+    call.__name__ = name
+    _callback(name, ACL_ERROR_INTERNAL_ERROR)(call)
+
+
+_getter("aclrtGetDevice", "deviceId", acl.rt.get_device)
+_getter("aclrtGetDeviceCount", "count", acl.rt.get_device_count)
+_getter("aclrtGetRunMode", "runMode", acl.rt.get_run_mode)
+_getter("aclrtGetCurrentContext", "context", acl.rt.get_context)
+_getter("aclrtCreateStream", "stream", acl.rt.create_stream)
+_getter("aclrtCreateEvent", "event", acl.rt.create_event)
+
+
+@_callback("aclrtCreateContext", ACL_ERROR_INTERNAL_ERROR)
+def aclrtCreateContext(out, device_id: int) -> int:
+    if out == ffi.NULL:
+        return _null("aclrtCreateContext", ACL_ERROR_INVALID_PARAM, "context")
+    return _out(out, acl.rt.create_context(device_id))
+
+
+@_callback("aclrtQueryEventStatus", ACL_ERROR_INTERNAL_ERROR)
+def aclrtQueryEventStatus(event: int, out) -> int:
+    if out == ffi.NULL:
+        return _null("aclrtQueryEventStatus", ACL_ERROR_INVALID_PARAM, "status")
+    return _out(out, acl.rt.query_event_status(event))
+
+
+@_callback("aclrtEventElapsedTime", ACL_ERROR_INTERNAL_ERROR)
+def aclrtEventElapsedTime(out, start: int, end: int) -> int:
+    if out == ffi.NULL:
+        return _null("aclrtEventElapsedTime", ACL_ERROR_INVALID_PARAM, "ms")
+    return _out(out, acl.rt.event_elapsed_time(start, end))
+
+
+@_callback("aclrtMalloc", ACL_ERROR_INTERNAL_ERROR)
+def aclrtMalloc(out, size: int, policy: int) -> int:
+    if out == ffi.NULL:
+        return _null("aclrtMalloc", ACL_ERROR_INVALID_PARAM, "devPtr")
+    return _out(out, acl.rt.malloc(size, policy))
+
+
+@_callback("aclrtMallocHost", ACL_ERROR_INTERNAL_ERROR)
+def aclrtMallocHost(out, size: int) -> int:
+    if out == ffi.NULL:
+        return _null("aclrtMallocHost", ACL_ERROR_INVALID_PARAM, "hostPtr")
+    return _out(out, acl.rt.malloc_host(size))
+
+
+@_callback("aclrtGetMemInfo", ACL_ERROR_INTERNAL_ERROR)
+def aclrtGetMemInfo(attr: int, free_out, total_out) -> int:
+    for what, p in (("free", free_out), ("total", total_out)):
+        if p == ffi.NULL:
+            return _null("aclrtGetMemInfo", ACL_ERROR_INVALID_PARAM, what)
+    free, total, ret = acl.rt.get_mem_info(attr)
+    if ret == 0:
+        free_out[0], total_out[0] = free, total
+    return ret
+
+
+# ---------------------------------------------------------------------- acl_meta.h ---------
+
+@_callback("aclnnInit", ACLNN_ERR_INNER)
+def aclnnInit(config_path) -> int:
+    return aclnn.aclnnInit(_text(config_path))
+
+
+@_callback("aclnnFinalize", ACLNN_ERR_INNER)
+def aclnnFinalize() -> int:
+    return aclnn.aclnnFinalize()
+
+
+def _ints(api: str, what: str, p, n: int) -> Optional[list]:
+    """n int64_t values at p; None for a null pointer (which CANN accepts only with n == 0)."""
+    if p == ffi.NULL:
+        return [] if n == 0 else None
+    if n > MAX_DIMS:
+        raise ValueError(f"{what} count {n} is larger than {MAX_DIMS}")
+    return list(ffi.unpack(p, n))
+
+
+@_callback("aclCreateTensor", 0)
+def aclCreateTensor(view_p, view_n, data_type, stride_p, offset, fmt, storage_p, storage_n,
+                    data) -> int:
+    api = "aclCreateTensor"
+    for what, n in (("viewDimsNum", view_n), ("storageDimsNum", storage_n)):
+        if n > MAX_DIMS:
+            record(api, ACLNN_ERR_PARAM_INVALID, f"{what} {n} is larger than {MAX_DIMS}")
+            return 0
+    view = _ints(api, "viewDims", view_p, view_n)
+    storage = _ints(api, "storageDims", storage_p, storage_n)
+    stride = None if stride_p == ffi.NULL else list(ffi.unpack(stride_p, view_n))
+    tensor = aclnn.aclCreateTensor(view, data_type, stride, offset, fmt, storage, data)
+    return 0 if tensor is None else TENSORS.add(tensor)
+
+
+@_callback("aclCreateScalar", 0)
+def aclCreateScalar(value: int, data_type: int) -> int:
+    api = "aclCreateScalar"
+    number: Any = None
+    if value:
+        d = dtypes.lookup(data_type)
+        if d is None:
+            number = 0  # aclCreateScalar names the unknown dtype
+        elif d.numpy is None:
+            record(api, ACLNN_ERR_PARAM_INVALID,
+                   f"dataType {dtypes.name(data_type)}: the emulator cannot read such a value")
+            return 0
+        else:
+            raw = ffi.buffer(ffi.cast("char *", value), d.itemsize)
+            number = np.frombuffer(raw, dtype=d.numpy)[0].item()
+    scalar = aclnn.aclCreateScalar(number, data_type)
+    return 0 if scalar is None else SCALARS.add(scalar)
+
+
+@_callback("aclCreateIntArray", 0)
+def aclCreateIntArray(value_p, size: int) -> int:
+    values = None if value_p == ffi.NULL else _ints("aclCreateIntArray", "size", value_p, size)
+    array = aclnn.aclCreateIntArray(values)
+    return 0 if array is None else INT_ARRAYS.add(array)
+
+
+@_callback("aclDestroy", ACLNN_ERR_PARAM_INVALID)
+def aclDestroy(api_p, handle: int) -> int:
+    api = ffi.string(api_p).decode()
+    handles, what, fn = _DESTROY[api]
+    try:
+        obj = handles.get(what, handle)
+    except Unknown as exc:
+        return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
+    ret = fn(obj)
+    if ret == 0 and handle:
+        handles.retire(handle)
+    return ret
+
+
+def _tensor_call(api: str, handle: int, fn: Callable) -> tuple:
+    try:
+        tensor = TENSORS.get("tensor", handle)
+    except Unknown as exc:
+        return None, record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
+    return fn(tensor)
+
+
+_DIMS = {"aclGetViewShape": (aclnn.aclGetViewShape, "viewDims", "viewDimsNum"),
+         "aclGetStorageShape": (aclnn.aclGetStorageShape, "storageDims", "storageDimsNum"),
+         "aclGetViewStrides": (aclnn.aclGetViewStrides, "stridesValue", "stridesNum")}
+_INTS = {"aclGetViewOffset": (aclnn.aclGetViewOffset, "offset"),
+         "aclGetFormat": (aclnn.aclGetFormat, "format"),
+         "aclGetDataType": (aclnn.aclGetDataType, "dataType")}
+
+
+@_callback("aclGetDims", ACLNN_ERR_INNER)
+def aclGetDims(api_p, handle: int, dims_out, num_out) -> int:
+    """aclGetViewShape / aclGetStorageShape / aclGetViewStrides: the array is new[]ed in C."""
+    api = ffi.string(api_p).decode()
+    fn, dims_name, num_name = _DIMS[api]
+    if handle == 0:
+        return fn(None)[1]  # the Python API's answer for a null tensor
+    for what, p in ((dims_name, dims_out), (num_name, num_out)):
+        if p == ffi.NULL:
+            return _null(api, ACLNN_ERR_PARAM_NULLPTR, what)
+    values, ret = _tensor_call(api, handle, fn)
+    if ret:
+        return ret
+    array = lib.emb_new_dims(len(values))
+    if array == ffi.NULL:
+        return record(api, ACLNN_ERR_INNER, f"cannot allocate {len(values)} int64_t values")
+    for i, v in enumerate(values):
+        array[i] = v
+    dims_out[0], num_out[0] = array, len(values)
+    return 0
+
+
+@_callback("aclGetInt", ACLNN_ERR_INNER)
+def aclGetInt(api_p, handle: int, out) -> int:
+    """aclGetViewOffset / aclGetFormat / aclGetDataType (C narrows the value to its type)."""
+    api = ffi.string(api_p).decode()
+    fn, what = _INTS[api]
+    if handle == 0:
+        return fn(None)[1]
+    if out == ffi.NULL:
+        return _null(api, ACLNN_ERR_PARAM_NULLPTR, what)
+    value, ret = _tensor_call(api, handle, fn)
+    if ret == 0:
+        out[0] = int(value)
+    return ret
+
+
+@_callback("aclGetIntArraySize", ACLNN_ERR_INNER)
+def aclGetIntArraySize(handle: int, out) -> int:
+    api = "aclGetIntArraySize"
+    if handle == 0:
+        return _null(api, ACLNN_ERR_PARAM_NULLPTR, "array")
+    if out == ffi.NULL:
+        return _null(api, ACLNN_ERR_PARAM_NULLPTR, "size")
+    try:
+        array = INT_ARRAYS.get("array", handle)
+    except Unknown as exc:
+        return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
+    if array.destroyed:
+        return record(api, ACLNN_ERR_PARAM_INVALID, f"array {array!r} was already destroyed")
+    out[0] = len(array)
+    return 0
+
+
+@_callback("aclGetRawTensorAddr", ACLNN_ERR_INNER)
+def aclGetRawTensorAddr(handle: int, out) -> int:
+    api = "aclGetRawTensorAddr"
+    if handle == 0:
+        return aclnn.aclGetRawTensorAddr(None)[1]
+    if out == ffi.NULL:
+        return _null(api, ACLNN_ERR_PARAM_NULLPTR, "addr")
+    addr, ret = _tensor_call(api, handle, aclnn.aclGetRawTensorAddr)
+    if ret == 0:
+        out[0] = addr
+    return ret
+
+
+@_callback("aclSetRawTensorAddr", ACLNN_ERR_INNER)
+def aclSetRawTensorAddr(handle: int, addr: int) -> int:
+    return _tensor_call("aclSetRawTensorAddr", handle,
+                        lambda t: (None, aclnn.aclSetRawTensorAddr(t, addr)))[1]
+
+
+def _executor(api: str, handle: int, code: int) -> tuple[Optional[aclOpExecutor], int]:
+    """(executor or None for 0, 0), or (None, recorded ``code``) for an unknown handle."""
+    try:
+        return EXECUTORS.get("executor", handle), 0
+    except Unknown as exc:
+        return None, record(api, code, str(exc))
+
+
+def _settle(handle: int, executor: Optional[aclOpExecutor]) -> None:
+    """A consumed or destroyed executor's handle is retired."""
+    if executor is not None and executor.state is not READY:
+        EXECUTORS.retire(handle)
+
+
+@_callback("aclExecutorCall", ACLNN_ERR_INNER)
+def aclExecutorCall(api_p, handle: int) -> int:
+    """aclSetAclOpExecutorRepeatable / aclDestroyAclOpExecutor."""
+    api = ffi.string(api_p).decode()
+    executor, ret = _executor(api, handle, ACLNN_ERR_INNER)
+    if ret:
+        return ret
+    ret = getattr(aclnn, api)(executor)
+    _settle(handle, executor)
+    return ret
+
+
+@_callback("aclSetTensorAddr", ACLNN_ERR_INNER)
+def aclSetTensorAddr(api_p, handle: int, index: int, tensor_h: int, addr: int) -> int:
+    """aclSetInputTensorAddr / aclSetOutputTensorAddr."""
+    api = ffi.string(api_p).decode()
+    executor, ret = _executor(api, handle, ACLNN_ERR_INNER)
+    if ret:
+        return ret
+    try:
+        tensor = TENSORS.get("tensor", tensor_h)
+    except Unknown as exc:
+        return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
+    return getattr(aclnn, api)(executor, index, tensor, addr)
+
+
+# ------------------------------------------------------------------------- operators -------
+
+@_callback("phase1", ACLNN_ERR_INNER)
+def phase1(api_p, ntensors: int, tensors_p, dim: int, ws_out, ex_out) -> int:
+    """Every ``aclnnXxxGetWorkspaceSize``: the tensors in CANN's order, and dim when the
+    operator has one."""
+    api = ffi.string(api_p).decode()
+    op = REGISTRY[api[:-len("GetWorkspaceSize")]]
+    if op.name in _COMM_INPUT and (ws_out == ffi.NULL or ex_out == ffi.NULL):
+        return record(api, ACLNN_ERR_PARAM_NULLPTR,
+                      f"{'workspaceSize' if ws_out == ffi.NULL else 'executor'} is null: both "
+                      "out-parameters are required (checked first, as CANN's "
+                      "OP_CHECK_COMM_INPUT does)")
+    handles = iter(ffi.unpack(tensors_p, ntensors))
+    args: list = []
+    for name in op.params:
+        if name in op.int_params:
+            args.append(dim)
+        else:
+            try:
+                args.append(TENSORS.get(name, next(handles)))
+            except Unknown as exc:
+                return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
+    size, executor, ret = getattr(aclnn, api)(*args)
+    if ret:
+        return ret
+    if ws_out == ffi.NULL or ex_out == ffi.NULL:
+        if executor is not None:
+            aclnn.aclDestroyAclOpExecutor(executor)
+        return record(api, ACLNN_ERR_PARAM_NULLPTR,
+                      f"{'workspaceSize' if ws_out == ffi.NULL else 'executor'} is null: CANN "
+                      "would write the result through it (a crash on hardware)")
+    ws_out[0] = size
+    ex_out[0] = EXECUTORS.add(executor)
+    return 0
+
+
+@_callback("phase2", ACLNN_ERR_INNER)
+def phase2(api_p, workspace: int, workspace_size: int, handle: int, stream: int) -> int:
+    """Every ``aclnnXxx``: CANN's CommonOpExecutorRun, as the Python API runs it."""
+    api = ffi.string(api_p).decode()
+    executor, ret = _executor(api, handle, ACLNN_ERR_PARAM_NULLPTR)
+    if ret:
+        return ret
+    ret = getattr(aclnn, api)(workspace, workspace_size, executor, stream)
+    _settle(handle, executor)
+    return ret
+
+
+# --------------------------------------------------------------------------- install -------
+
+def _onerror(exc_type, exc, tb) -> None:
+    """A return value cffi could not convert (a bug): recorded; C gets zero."""
+    record("aclnn-py", ACLNN_ERR_INNER, f"internal error of the emulator: {exc!r}")
+
+
+def install(embedded_ffi, embedded_lib) -> None:
+    """Attach every callback the library declares (src/callbacks.h) to its C name."""
+    global ffi, lib
+    ffi, lib = embedded_ffi, embedded_lib
+    for name, fn in CALLBACKS.items():
+        embedded_ffi.def_extern(name=name, onerror=_onerror)(fn)
+
+
+def callback_names() -> list[str]:
+    return sorted(CALLBACKS)
+

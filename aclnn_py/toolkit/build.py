@@ -1,0 +1,300 @@
+"""Building the toolkit: a directory laid out as a CANN toolkit install, over the emulator.
+
+``ensure_toolkit()`` returns the directory, building it on first use into a per-user cache
+(``$XDG_CACHE_HOME/aclnn-py`` or ``~/.cache/aclnn-py``), keyed by the package's version, a hash of
+the package's files and the interpreter; a stale key means a new directory. Builds run in a
+temporary directory under a file lock and are renamed into place, so concurrent first uses build
+once and never see a half-built toolkit. Layout (CANN's names)::
+
+    include/acl/acl.h, acl_base.h, acl_base_rt.h, acl_rt.h, error_codes/rt_error_codes.h
+    include/aclnn/acl_meta.h, aclnn_base.h
+    include/aclnnop/aclnn_softmax.h, ... (the seven operators), aclnn_util.h
+    lib64/libascendcl.so          the one real library (cffi embedding mode, C++)
+    lib64/libnnopbase.so, libopapi.so, libopapi_nn.so, libopapi_math.so   symlinks to it
+    set_env.sh                    exports ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, LD_LIBRARY_PATH
+
+The library embeds the interpreter that built the toolkit: it needs a shared libpython.
+See docs/c_api.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Optional
+
+HERE = Path(__file__).resolve().parent
+PACKAGE = HERE.parent
+LIBRARY = "libascendcl.so"
+ALIASES = ("libnnopbase.so", "libopapi.so", "libopapi_nn.so", "libopapi_math.so")
+MODULE = "_aclnn_toolkit"  # the embedded cffi module's name
+_HASHED = {".py", ".h", ".cpp", ".c", ".so"}
+
+
+class ToolkitError(RuntimeError):
+    """The toolkit cannot be built here (no shared libpython, no C++ compiler, ...)."""
+
+
+def version() -> str:
+    try:
+        from importlib.metadata import version as _v
+
+        return _v("aclnn-py")
+    except Exception:  # running from a source tree that was never installed
+        return "0"
+
+
+def cache_root() -> Path:
+    """Where toolkits and compiled samples are kept: ``$XDG_CACHE_HOME/aclnn-py`` or
+    ``~/.cache/aclnn-py``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "aclnn-py"
+
+
+def toolkit_key() -> str:
+    """A hash of everything the library depends on: the package's files (sources, headers, the
+    compiled core) and the interpreter (its path, prefix and version)."""
+    h = hashlib.sha256()
+    for item in (version(), sys.executable, sys.prefix, sys.version):
+        h.update(item.encode() + b"\0")
+    for path in sorted(PACKAGE.rglob("*")):
+        if path.suffix in _HASHED and "__pycache__" not in path.parts and path.is_file():
+            h.update(str(path.relative_to(PACKAGE)).encode() + b"\0")
+            h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------- checks ------
+
+
+def libpython() -> tuple[str, str, str]:
+    """(library directory, link name, file name) of the interpreter's shared libpython, or
+    ToolkitError when it has none."""
+    cfg = sysconfig.get_config_var
+    name = cfg("INSTSONAME") or cfg("LDLIBRARY") or ""
+    libdir = cfg("LIBDIR") or ""
+    if not cfg("Py_ENABLE_SHARED") or ".so" not in name:
+        raise ToolkitError(
+            f"this Python ({sys.executable}, {sys.version.split()[0]}) has no shared libpython "
+            f"(Py_ENABLE_SHARED={cfg('Py_ENABLE_SHARED')}, LDLIBRARY={cfg('LDLIBRARY')}): the "
+            "toolkit's libascendcl.so embeds the interpreter and needs one. Use a Python built "
+            "with --enable-shared (distribution packages, conda, pyenv with "
+            "PYTHON_CONFIGURE_OPTS=--enable-shared) and install aclnn-py there.")
+    if not (Path(libdir) / name).exists():
+        raise ToolkitError(f"the shared libpython {name} is not in LIBDIR ({libdir}): the "
+                           "interpreter's installation is incomplete")
+    link = f"python{sys.version_info[0]}.{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
+    return libdir, link, name
+
+
+def compiler() -> list[str]:
+    """The C++ compiler: $CXX, else c++, g++ or clang++ on PATH; ToolkitError without one."""
+    env = os.environ.get("CXX")
+    if env:
+        return shlex.split(env)
+    for name in ("c++", "g++", "clang++"):
+        found = shutil.which(name)
+        if found:
+            return [found]
+    raise ToolkitError("no C++ compiler found (set CXX, or install g++ or clang++)")
+
+
+# ------------------------------------------------------------------------------ build ------
+
+
+def _c_string(text: str) -> str:
+    """``text`` as a C string literal (UTF-8, octal escapes for everything unusual)."""
+    out = []
+    for byte in text.encode("utf-8"):
+        ch = chr(byte)
+        if ch in "\\\"":
+            out.append("\\" + ch)
+        elif 32 <= byte < 127 and ch != "?":  # "?" escaped: no trigraphs
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def _search_path() -> list[str]:
+    """Directories the embedded interpreter appends to sys.path as site dirs (so .pth files
+    work), in case its own path configuration missed them: the environment's site-packages, the
+    user site, and the directory cffi's backend was imported from."""
+    import importlib.util
+    import site
+
+    dirs: list[str] = []
+    with contextlib.suppress(Exception):
+        dirs += site.getsitepackages()
+    if site.ENABLE_USER_SITE:
+        with contextlib.suppress(Exception):
+            dirs.append(site.getusersitepackages())
+    spec = importlib.util.find_spec("_cffi_backend")
+    if spec is not None and spec.origin:
+        dirs.append(str(Path(spec.origin).resolve().parent))
+    seen: list[str] = []
+    for d in dirs:
+        if d not in seen and os.path.isdir(d):
+            seen.append(d)
+    return seen
+
+
+def _config_header(libname: str) -> str:
+    code = ("import site, sys\n"
+            f"for _p in {_search_path()!r}:\n"
+            "    if _p not in sys.path:\n"
+            "        site.addsitedir(_p)\n")
+    return ("/* written by aclnn_py/toolkit/build.py for this machine */\n"
+            f"#define EMB_PROGRAM {_c_string(sys.executable)}\n"
+            f"#define EMB_LIBPYTHON {_c_string(libname)}\n"
+            f"#define EMB_PATH_CODE {_c_string(code)}\n")
+
+
+def _callback_prototypes() -> list[str]:
+    text = (HERE / "src" / "callbacks.h").read_text()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+_HELPERS = """
+char *emb_keep_message(const char *text);
+char *emb_intern(const char *text);
+int64_t *emb_new_dims(uint64_t n);
+"""
+
+def _init_code() -> str:
+    """The embedded interpreter's first Python: import exactly the aclnn_py that built the
+    toolkit (by file location, so no other copy on sys.path can shadow it, and without putting
+    its directory ahead of the standard library), then attach the callbacks."""
+    return (
+        "import importlib.util, sys\n"
+        "if 'aclnn_py' not in sys.modules:\n"
+        f"    _spec = importlib.util.spec_from_file_location('aclnn_py', "
+        f"{str(PACKAGE / '__init__.py')!r}, submodule_search_locations=[{str(PACKAGE)!r}])\n"
+        "    _mod = importlib.util.module_from_spec(_spec)\n"
+        "    sys.modules['aclnn_py'] = _mod\n"
+        "    _spec.loader.exec_module(_mod)\n"
+        f"from {MODULE} import ffi, lib\n"
+        "from aclnn_py.toolkit import _bridge\n"
+        "_bridge.install(ffi, lib)\n")
+
+
+def _emit_source(src: Path) -> Path:
+    """The library's C++ source: cffi's embedding prologue, then ascendcl.cpp."""
+    import cffi
+
+    protos = _callback_prototypes()
+    ffi = cffi.FFI()
+    ffi.embedding_api("")  # embedding mode; the exported functions are ascendcl.cpp's own
+    ffi.cdef("\n".join(f'extern "Python" {p}' for p in protos) + _HELPERS)
+    ffi.embedding_init_code(_init_code())
+    preamble = ('#include "emb_config.h"\n' + "\n".join(f"static {p}" for p in protos)
+                + '\n#include "ascendcl.cpp"\n')
+    ffi.set_source(MODULE, preamble, source_extension=".cpp")
+    out = src / f"{MODULE}.cpp"
+    with contextlib.redirect_stdout(io.StringIO()):  # cffi announces the file it writes
+        ffi.emit_c_code(str(out))
+    return out
+
+
+def _run(cmd: list[str], what: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        raise ToolkitError(f"{what} failed ({shlex.join(cmd)}):\n{proc.stdout}{proc.stderr}")
+
+
+def _write_set_env(root: Path, final: Path) -> None:
+    home = shlex.quote(str(final))
+    (root / "set_env.sh").write_text(
+        "# aclnn-py toolkit (a CPU emulator of CANN's aclnn API): source this file as CANN's\n"
+        "# set_env.sh, e.g.  source \"$(aclnn-py toolkit)/set_env.sh\"\n"
+        f"export ASCEND_TOOLKIT_HOME={home}\n"
+        "export ASCEND_HOME_PATH=\"${ASCEND_TOOLKIT_HOME}\"\n"
+        "export LD_LIBRARY_PATH=\"${ASCEND_HOME_PATH}/lib64"
+        "${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}\"\n")
+
+
+def build_into(root: Path, final: Path) -> None:
+    """Lay the toolkit out in ``root`` (to be renamed ``final``)."""
+    libdir, link, libname = libpython()
+    cxx = compiler()
+    shutil.copytree(HERE / "include", root / "include")
+    src = root / "build"
+    src.mkdir()
+    shutil.copy(HERE / "src" / "ascendcl.cpp", src)
+    (src / "emb_config.h").write_text(_config_header(libname))
+    source = _emit_source(src)
+    lib64 = root / "lib64"
+    lib64.mkdir()
+    paths = sysconfig.get_paths()
+    includes = {paths["include"], paths.get("platinclude", paths["include"])}
+    if not (Path(paths["include"]) / "Python.h").exists():
+        raise ToolkitError(f"Python.h is not in {paths['include']}: install the interpreter's "
+                           "development headers (e.g. the python3-dev package)")
+    cmd = [*cxx, "-shared", "-fPIC", "-O1", "-fvisibility=hidden", "-std=c++11", "-w",
+           *[f"-I{d}" for d in sorted(includes)], f"-I{src}", f"-I{root / 'include'}",
+           str(source), "-o", str(lib64 / LIBRARY), f"-Wl,-soname,{LIBRARY}",
+           f"-L{libdir}", f"-l{link}", f"-Wl,-rpath,$ORIGIN:{libdir}", "-lpthread", "-ldl"]
+    _run(cmd, "compiling libascendcl.so")
+    for alias in ALIASES:
+        os.symlink(LIBRARY, lib64 / alias)
+    shutil.rmtree(src)
+    _write_set_env(root, final)
+    (root / "aclnn-py.info").write_text(
+        f"aclnn-py {version()}\npython {sys.executable} ({sys.version.split()[0]})\n"
+        f"libpython {libdir}/{libname}\n")
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    import fcntl
+
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def ensure_toolkit(rebuild: bool = False, root: Optional[Path] = None) -> Path:
+    """The toolkit directory for this package and interpreter, built if missing or stale (or
+    when ``rebuild``). Raises ToolkitError when it cannot be built here."""
+    if not sys.platform.startswith("linux"):
+        raise ToolkitError(f"the toolkit is built for Linux only (this is {sys.platform})")
+    root = cache_root() if root is None else root
+    key = toolkit_key()
+    final = root / f"toolkit-{version()}-{key}"
+    done = final / "aclnn-py.info"
+    if done.exists() and not rebuild:
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    with _locked(root / f".toolkit-{key}.lock"):
+        if done.exists() and not rebuild:
+            return final  # built by another process while this one waited
+        tmp = Path(tempfile.mkdtemp(prefix=f".build-{key}-", dir=root))
+        try:
+            build_into(tmp, final)
+            tmp.chmod(0o755)  # mkdtemp's 0700 would hide the toolkit from other users
+            if final.exists():  # --rebuild, or a directory left by an interrupted rename
+                trash = Path(tempfile.mkdtemp(prefix=f".old-{key}-", dir=root))
+                os.rename(final, trash / "toolkit")
+                os.rename(tmp, final)
+                shutil.rmtree(trash, ignore_errors=True)
+            else:
+                os.rename(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return final

@@ -1,0 +1,617 @@
+"""The diagnostics (docs/diagnostics.md): the race, init and leak checkers of ACLNN_EMU_CHECK, the
+Chrome / Perfetto trace of ACLNN_EMU_TRACE, and the API log of ASCEND_GLOBAL_LOG_LEVEL.
+
+The expected reports follow from the program order alone (which call comes first, which event
+orders what), never from how the streams happened to run; the codes are CANN's task-fault codes
+(507015 ACL_ERROR_RT_AICORE_EXCEPTION for an operator's task, 507013 ACL_ERROR_RT_SYS_DMA for a
+copy) as the docs assign them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+
+import numpy as np
+import pytest
+
+import aclnn_py
+from aclnn_py import acl, aclnn, diagnostics
+from aclnn_py import runtime as rt
+
+H2D = acl.ACL_MEMCPY_HOST_TO_DEVICE
+D2H = acl.ACL_MEMCPY_DEVICE_TO_HOST
+D2D = acl.ACL_MEMCPY_DEVICE_TO_DEVICE
+AICORE = 507015  # ACL_ERROR_RT_AICORE_EXCEPTION
+DMA = 507013  # ACL_ERROR_RT_SYS_DMA
+ENV = ("ACLNN_EMU_CHECK", "ACLNN_EMU_TRACE", "ASCEND_GLOBAL_LOG_LEVEL",
+       "ASCEND_SLOG_PRINT_TO_STDOUT", "ACL_LAUNCH_BLOCKING", "ASCEND_LAUNCH_BLOCKING")
+THIS = os.path.abspath(__file__)
+
+
+def line() -> int:
+    """The caller's line number."""
+    return sys._getframe(1).f_lineno
+
+
+@pytest.fixture
+def diag(monkeypatch):
+    """enable(**env): set diagnostics variables and apply them (as acl.init does); everything
+    is switched off again at teardown, so the wrappers are gone for the next test."""
+    for key in ENV:
+        monkeypatch.delenv(key, raising=False)
+
+    def enable(**env):
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        diagnostics.refresh()
+
+    yield enable
+    for key in ENV:
+        monkeypatch.delenv(key, raising=False)
+    diagnostics.refresh()
+    assert not diagnostics.wrap.installed()
+
+
+@pytest.fixture
+def two_streams():
+    assert acl.rt.set_device(0) == 0
+    s1, r1 = acl.rt.create_stream()
+    s2, r2 = acl.rt.create_stream()
+    assert r1 == r2 == 0
+    yield s1, s2
+    for s in (s1, s2):
+        acl.rt.destroy_stream(s)
+    acl.rt.reset_device(0)
+    acl.get_recent_err_msg()
+
+
+def buffer(data: np.ndarray | None = None, nbytes: int = 0) -> int:
+    """A device allocation, filled from ``data`` when given (synchronous copy)."""
+    n = data.nbytes if data is not None else nbytes
+    ptr, ret = acl.rt.malloc(n, 0)
+    assert ret == 0
+    if data is not None:
+        assert acl.rt.memcpy(ptr, n, acl.util.numpy_to_ptr(data), n, H2D) == 0
+    return ptr
+
+
+def tensor(ptr: int, shape) -> aclnn.aclTensor:
+    return aclnn.aclCreateTensor(list(shape), aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_ND,
+                                 list(shape), ptr)
+
+
+def softmax(x_ptr: int, y_ptr: int, shape, stream) -> None:
+    """aclnnSoftmax of the float32 tensor at x_ptr into y_ptr, enqueued on ``stream``."""
+    ws, ex, ret = aclnn.aclnnSoftmaxGetWorkspaceSize(tensor(x_ptr, shape), 1, tensor(y_ptr, shape))
+    assert ret == 0 and ws == 0
+    assert aclnn.aclnnSoftmax(0, 0, ex, stream) == 0
+
+
+def finish_unseen(stream) -> None:
+    """Wait for ``stream`` with the runtime's own function, which the diagnostics do not see:
+    the run is ordered (no real data race between the emulator's threads, which
+    ThreadSanitizer would report), the program still is not."""
+    assert rt.synchronize_stream(stream) == 0
+
+
+def report(text: str, kind: str) -> list[str]:
+    return [m for m in text.splitlines() if f"ACLNN_EMU_CHECK: {kind}:" in m]
+
+
+X = np.arange(8, dtype=np.float32).reshape(2, 4)
+
+
+# ------------------------------------------------------------------------------------ race ----
+
+
+def test_two_streams_without_an_event_race(diag, two_streams):
+    """A kernel on s1 writes y; a copy on s2 reads y with nothing ordering them: the next
+    synchronize returns 507013 (the later access is a copy) and names both operations, both
+    streams and the bytes."""
+    diag(ACLNN_EMU_CHECK="race")
+    s1, s2 = two_streams
+    x, y, z = buffer(X), buffer(nbytes=X.nbytes), buffer(nbytes=X.nbytes)
+    softmax(x, y, X.shape, s1)
+    finish_unseen(s1)
+    at_copy = line() + 1
+    assert acl.rt.memcpy_async(z, X.nbytes, y, X.nbytes, D2D, s2) == 0
+    assert acl.rt.synchronize_stream(s1) == DMA  # the first synchronize reports it
+    msg = acl.get_recent_err_msg()
+    (race,) = report(msg, "race")
+    assert "aclrtMemcpyAsync reads 'src'" in race and f"stream 0x{s2:x}" in race
+    assert "aclnnSoftmax step SoftmaxV2 writes 'out'" in race and f"stream 0x{s1:x}" in race
+    # where each was called: the first frame outside aclnn_py (here, the helper's launch)
+    assert f"{THIS}:{at_copy} in test_two_streams" in race
+    assert re.search(rf"{re.escape(THIS)}:\d+ in softmax\)", race)
+    assert f"bytes [0x{y:x}, 0x{y + X.nbytes:x}) (offsets 0..{X.nbytes} of the {X.nbytes}-byte " \
+           f"device allocation 0x{y:x}" in race
+    assert acl.rt.synchronize_stream(s2) == 0  # reported once
+    assert acl.get_recent_err_msg() is None
+    for p in (x, y, z):
+        assert acl.rt.free(p) == 0
+
+
+def test_a_kernel_reading_a_copy_of_another_stream_gets_the_operator_code(diag, two_streams):
+    diag(ACLNN_EMU_CHECK="race")
+    s1, s2 = two_streams
+    x, staging, y = buffer(X), buffer(nbytes=X.nbytes), buffer(nbytes=X.nbytes)
+    assert acl.rt.memcpy_async(staging, X.nbytes, x, X.nbytes, D2D, s1) == 0
+    finish_unseen(s1)
+    softmax(staging, y, X.shape, s2)
+    assert acl.rt.synchronize_device() == AICORE
+    (race,) = report(acl.get_recent_err_msg(), "race")
+    assert "aclnnSoftmax step SoftmaxV2 reads 'self'" in race
+    assert "aclrtMemcpyAsync writes 'dst'" in race
+    assert f"[0x{staging:x}, 0x{staging + X.nbytes:x})" in race
+
+
+def test_an_event_wait_orders_the_streams(diag, two_streams):
+    diag(ACLNN_EMU_CHECK="race,init")
+    s1, s2 = two_streams
+    ev, ret = acl.rt.create_event()
+    assert ret == 0
+    x, y, z = buffer(X), buffer(nbytes=X.nbytes), buffer(nbytes=X.nbytes)
+    softmax(x, y, X.shape, s1)
+    assert acl.rt.record_event(ev, s1) == 0
+    assert acl.rt.stream_wait_event(s2, ev) == 0
+    assert acl.rt.memcpy_async(z, X.nbytes, y, X.nbytes, D2D, s2) == 0
+    # and s1 may overwrite x only after s2 is done with z's source... x is read by s1 only:
+    # host reads z after synchronizing s2, which waited for s1
+    assert acl.rt.synchronize_stream(s2) == 0
+    out = np.empty_like(X)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(out), X.nbytes, z, X.nbytes, D2H) == 0
+    assert acl.rt.synchronize_device() == 0
+    assert acl.get_recent_err_msg() is None
+    e = np.exp(X - X.max(1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), rtol=1e-6)
+    assert acl.rt.destroy_event(ev) == 0
+
+
+def test_a_record_on_the_wrong_stream_does_not_order(diag, two_streams):
+    """The event is recorded on s2 (before its copy), not after s1's kernel: still a race."""
+    diag(ACLNN_EMU_CHECK="race")
+    s1, s2 = two_streams
+    ev, _ = acl.rt.create_event()
+    x, y, z = buffer(X), buffer(nbytes=X.nbytes), buffer(nbytes=X.nbytes)
+    softmax(x, y, X.shape, s1)
+    finish_unseen(s1)
+    assert acl.rt.record_event(ev, s2) == 0
+    assert acl.rt.stream_wait_event(s2, ev) == 0
+    assert acl.rt.memcpy_async(z, X.nbytes, y, X.nbytes, D2D, s2) == 0
+    assert acl.rt.synchronize_event(ev) == DMA
+    assert report(acl.get_recent_err_msg(), "race")
+    acl.rt.destroy_event(ev)
+
+
+def test_a_host_copy_of_bytes_a_queued_task_writes_races(diag, two_streams):
+    """aclrtMemcpy D2H of y right after the launch, without a synchronize."""
+    diag(ACLNN_EMU_CHECK="race")
+    s1, _ = two_streams
+    x, y = buffer(X), buffer(nbytes=X.nbytes)
+    softmax(x, y, X.shape, s1)
+    finish_unseen(s1)
+    out = np.empty_like(X)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(out), X.nbytes, y, X.nbytes, D2H) == 0
+    at_copy = line() - 1
+    assert acl.rt.synchronize_stream(s1) == DMA
+    (race,) = report(acl.get_recent_err_msg(), "race")
+    assert "aclrtMemcpy reads 'src' on the host" in race and f"{THIS}:{at_copy}" in race
+    assert "aclnnSoftmax step SoftmaxV2 writes 'out'" in race
+    # synchronized first: ordered
+    softmax(x, y, X.shape, s1)
+    assert acl.rt.synchronize_stream(s1) == 0
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(out), X.nbytes, y, X.nbytes, D2H) == 0
+    assert acl.rt.synchronize_stream(s1) == 0
+
+
+def test_query_event_status_complete_orders_the_host(diag, two_streams):
+    diag(ACLNN_EMU_CHECK="race")
+    s1, _ = two_streams
+    ev, _ = acl.rt.create_event()
+    x, y = buffer(X), buffer(nbytes=X.nbytes)
+    softmax(x, y, X.shape, s1)
+    assert acl.rt.record_event(ev, s1) == 0
+    while acl.rt.query_event_status(ev) != (acl.ACL_EVENT_RECORDED_STATUS_COMPLETE, 0):
+        pass
+    assert acl.rt.memset(y, X.nbytes, 0, X.nbytes) == 0  # the host overwrites y: ordered
+    assert acl.rt.synchronize_device() == 0
+    acl.rt.destroy_event(ev)
+
+
+def test_freeing_memory_a_queued_task_uses_races(diag, two_streams, sleep_on):
+    diag(ACLNN_EMU_CHECK="race")
+    s1, _ = two_streams
+    x, y = buffer(X), buffer(nbytes=X.nbytes)
+    sleep_on(s1, 20000)  # the kernel is still queued when y is freed (it faults: 507015)
+    softmax(x, y, X.shape, s1)
+    assert acl.rt.free(y) == 0
+    assert acl.rt.synchronize_stream(s1) == AICORE
+    msgs = acl.get_recent_err_msg()
+    (race,) = report(msgs, "race")
+    assert "aclrtFree frees 'devPtr' on the host" in race and "writes 'out'" in race
+
+
+def test_launch_blocking_orders_like_a_synchronize(diag, two_streams):
+    diag(ACLNN_EMU_CHECK="race", ACL_LAUNCH_BLOCKING="1")
+    s1, _ = two_streams
+    x, y = buffer(X), buffer(nbytes=X.nbytes)
+    softmax(x, y, X.shape, s1)
+    out = np.empty_like(X)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(out), X.nbytes, y, X.nbytes, D2H) == 0
+    assert acl.rt.synchronize_stream(s1) == 0
+
+
+# ------------------------------------------------------------------------------------ init ----
+
+
+def test_reading_a_fresh_allocation_is_reported(diag, two_streams):
+    diag(ACLNN_EMU_CHECK="init")
+    s1, _ = two_streams
+    (fresh, _), at_alloc = acl.rt.malloc(64, 0), line()
+    y = buffer(nbytes=X.nbytes)
+    host = np.empty(16, np.uint8)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(host), 16, fresh + 16, 16, D2H) == 0
+    softmax(fresh, y, X.shape, s1)  # reads bytes 0..32 of the same allocation
+    assert acl.rt.synchronize_stream(s1) == DMA  # the first report is the host copy's
+    msgs = report(acl.get_recent_err_msg(), "init")
+    assert len(msgs) == 2
+    copy = next(m for m in msgs if "aclrtMemcpy reads 'src'" in m)
+    assert f"[0x{fresh + 16:x}, 0x{fresh + 32:x}) (offsets 16..32 of the 64-byte" in copy
+    assert f"allocated by aclrtMalloc at {THIS}:{at_alloc}" in copy
+    kernel = next(m for m in msgs if "aclnnSoftmax step SoftmaxV2 reads 'self'" in m)
+    assert f"[0x{fresh:x}, 0x{fresh + 32:x})" in kernel
+
+
+def test_written_bytes_are_clean(diag, two_streams):
+    diag(ACLNN_EMU_CHECK="init")
+    s1, _ = two_streams
+    a, y = buffer(nbytes=X.nbytes), buffer(nbytes=X.nbytes)
+    assert acl.rt.memset(a, X.nbytes, 0, X.nbytes) == 0
+    softmax(a, y, X.shape, s1)  # writes y
+    assert acl.rt.synchronize_stream(s1) == 0
+    out = np.empty_like(X)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(out), X.nbytes, y, X.nbytes, D2H) == 0
+    np.testing.assert_allclose(out, np.full_like(X, 0.25))
+    b = buffer(nbytes=64)
+    assert acl.rt.memset_async(b, 64, 1, 32, s1) == 0  # half of it
+    assert acl.rt.memcpy_async(a, 32, b, 32, D2D, s1) == 0
+    assert acl.rt.synchronize_stream(s1) == 0
+    assert acl.rt.memcpy_async(a, 32, b + 16, 32, D2D, s1) == 0  # 16 bytes past the fill
+    assert acl.rt.synchronize_stream(s1) == DMA
+    (msg,) = report(acl.get_recent_err_msg(), "init")
+    assert f"[0x{b + 32:x}, 0x{b + 48:x})" in msg
+
+
+# ------------------------------------------------------------------------------------ leak ----
+
+
+def test_leaks_are_listed_with_where_they_were_made(diag, acl_uninitialized, caplog):
+    diag(ACLNN_EMU_CHECK="leak")
+    assert acl.init() == 0
+    assert acl.rt.set_device(0) == 0
+    (ptr, _), at_malloc = acl.rt.malloc(64, 0), line()
+    (stream, _), at_stream = acl.rt.create_stream(), line()
+    (event, _), at_event = acl.rt.create_event(), line()
+    (host, _), at_host = acl.rt.malloc_host(32), line()
+    x, y = buffer(X), buffer(nbytes=X.nbytes)
+    tx, ty = tensor(x, X.shape), tensor(y, X.shape)
+    (_, ex, _), at_ex = aclnn.aclnnSoftmaxGetWorkspaceSize(tx, 1, ty), line()
+    freed, _ = acl.rt.malloc(64, 0)
+    assert acl.rt.free(freed) == 0 and acl.rt.free(x) == 0 and acl.rt.free(y) == 0
+    with caplog.at_level(logging.WARNING, logger="aclnn_py"):
+        assert acl.rt.reset_device(0) == 0
+        device_report = caplog.text
+        caplog.clear()
+        assert acl.finalize() == 0
+        final_report = caplog.text
+    assert "at aclrtResetDevice(0), 2 object(s)" in device_report
+    assert f"device memory 0x{ptr:x} (64 bytes) from aclrtMalloc at {THIS}:{at_malloc}" \
+        in device_report
+    assert f"stream 0x{stream:x} from aclrtCreateStream at {THIS}:{at_stream}" in device_report
+    assert f"0x{freed:x}" not in device_report
+    assert "at aclFinalize, 3 object(s)" in final_report
+    assert f"event 0x{event:x} from aclrtCreateEvent at {THIS}:{at_event}" in final_report
+    assert f"host memory 0x{host:x} (32 bytes) from aclrtMallocHost at {THIS}:{at_host}" \
+        in final_report
+    assert (f"executor of aclnnSoftmax (single-use, never launched nor destroyed) from "
+            f"aclnnSoftmaxGetWorkspaceSize at {THIS}:{at_ex}") in final_report
+    assert all(r.levelno == logging.WARNING and r.name == "aclnn_py.check"
+               for r in caplog.records)
+    del ex
+    assert acl.rt.free_host(host) == 0
+    assert acl.rt.destroy_event(event) == 0
+
+
+def test_a_clean_program_leaks_nothing(diag, acl_uninitialized, caplog):
+    diag(ACLNN_EMU_CHECK="leak,race,init")
+    with caplog.at_level(logging.WARNING, logger="aclnn_py"):
+        assert acl.init() == 0
+        assert acl.rt.set_device(0) == 0
+        s, _ = acl.rt.create_stream()
+        x, y = buffer(X), buffer(nbytes=X.nbytes)
+        ws, ex, _ = aclnn.aclnnSoftmaxGetWorkspaceSize(tensor(x, X.shape), 1, tensor(y, X.shape))
+        assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+        for _ in range(3):
+            assert aclnn.aclnnSoftmax(0, 0, ex, s) == 0
+        assert acl.rt.synchronize_stream(s) == 0
+        assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+        assert acl.rt.free(x) == 0 and acl.rt.free(y) == 0
+        assert acl.rt.destroy_stream(s) == 0
+        assert acl.rt.reset_device(0) == 0
+        assert acl.finalize() == 0
+    assert caplog.text == ""
+
+
+# ---------------------------------------------------------------------- off by default ----
+
+
+def test_everything_is_off_by_default(diag, two_streams):
+    """No variable set: the public functions are the runtime's own, and a racy program gets no
+    report."""
+    diag()
+    assert not diagnostics.wrap.installed()
+    assert acl.rt.memcpy is rt.memcpy and acl.rt.synchronize_stream is rt.synchronize_stream
+    assert aclnn.aclnnSoftmax is aclnn_py.aclnn._ops.aclnnSoftmax
+    s1, s2 = two_streams
+    x, y, z = buffer(X), buffer(nbytes=X.nbytes), buffer(nbytes=X.nbytes)
+    softmax(x, y, X.shape, s1)
+    finish_unseen(s1)
+    assert acl.rt.memcpy_async(z, X.nbytes, y, X.nbytes, D2D, s2) == 0
+    assert acl.rt.synchronize_device() == 0
+
+
+def test_an_unknown_checker_is_an_error_listing_the_known_ones(diag, acl_uninitialized):
+    diag(ACLNN_EMU_CHECK="race,deadlock")
+    assert acl.init() == acl.ACL_ERROR_INVALID_PARAM
+    msg = acl.get_recent_err_msg()
+    assert "ACLNN_EMU_CHECK" in msg and "['deadlock']" in msg
+    assert "['init', 'leak', 'race']" in msg
+
+
+def test_a_stream_destroyed_by_another_thread_while_checking(diag, caplog):
+    """One thread copies and synchronizes on a stream that another thread destroys: the calls
+    return 0 or 107017, the checkers keep working, nothing raises."""
+    diag(ACLNN_EMU_CHECK="race,init,leak")
+    assert acl.rt.set_device(0) == 0
+    ctx, _ = acl.rt.get_context()
+    a, b = buffer(nbytes=4096), buffer(nbytes=4096)
+    assert acl.rt.memset(a, 4096, 0, 4096) == 0
+    errors: list = []
+    for _ in range(20):
+        s, _ = acl.rt.create_stream()
+        ev, _ = acl.rt.create_event()
+        go = threading.Barrier(2)
+
+        def user(stream=s, event=ev, go=go):
+            try:
+                acl.rt.set_context(ctx)
+                go.wait()
+                for _ in range(30):
+                    codes = {acl.rt.memcpy_async(b, 4096, a, 4096, D2D, stream),
+                             acl.rt.record_event(event, stream),
+                             acl.rt.stream_wait_event(stream, event),
+                             acl.rt.synchronize_stream(stream),
+                             acl.rt.synchronize_event(event)}
+                    assert codes <= {0, 107017}, codes
+            except BaseException as exc:  # reported by the main thread
+                errors.append(exc)
+
+        t = threading.Thread(target=user)
+        t.start()
+        go.wait()
+        assert acl.rt.destroy_stream(s) == 0
+        assert acl.rt.destroy_event(ev) == 0
+        t.join()
+    assert not errors, errors
+    assert not [r for r in caplog.records if "internal error" in r.getMessage()]
+    assert acl.rt.free(a) == 0 and acl.rt.free(b) == 0
+    assert acl.rt.reset_device(0) == 0
+    acl.get_recent_err_msg()
+
+
+# ----------------------------------------------------------------------------------- trace ----
+
+
+def _trace_program(path: str) -> None:
+    """Two streams: a kernel on s1, recorded; s2 waits for it and copies the result; both
+    synchronized; then aclFinalize writes the trace."""
+    assert acl.init() == 0
+    assert acl.rt.set_device(0) == 0
+    s1, _ = acl.rt.create_stream()
+    s2, _ = acl.rt.create_stream()
+    ev, _ = acl.rt.create_event()
+    x, y, z = buffer(X), buffer(nbytes=X.nbytes), buffer(nbytes=X.nbytes)
+    for _ in range(3):
+        softmax(x, y, X.shape, s1)
+    assert acl.rt.record_event(ev, s1) == 0
+    assert acl.rt.stream_wait_event(s2, ev) == 0
+    assert acl.rt.memcpy_async(z, X.nbytes, y, X.nbytes, D2D, s2) == 0
+    assert acl.rt.synchronize_stream(s2) == 0
+    assert acl.rt.synchronize_stream(s1) == 0
+    for p in (x, y, z):
+        acl.rt.free(p)
+    acl.rt.destroy_event(ev)
+    acl.rt.destroy_stream(s1)
+    acl.rt.destroy_stream(s2)
+    acl.rt.reset_device(0)
+    assert acl.finalize() == 0
+
+
+def test_trace_structure(diag, acl_uninitialized, tmp_path):
+    path = str(tmp_path / "trace.json")
+    diag(ACLNN_EMU_TRACE=path)
+    _trace_program(path)
+    doc = json.loads(open(path, encoding="utf-8").read())
+    events = doc["traceEvents"]
+    assert all({"ph", "pid", "tid"} <= set(e) for e in events)
+    pid, tid = os.getpid(), threading.get_native_id()
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert names[(pid, tid)].startswith("MainThread")
+    api = [e for e in events if e["ph"] == "X" and e["cat"] == "api"]
+    assert [e["name"] for e in api][:3] == ["aclInit", "aclrtSetDevice", "aclrtCreateStream"]
+    assert {(e["pid"], e["tid"]) for e in api} == {(pid, tid)}
+    copy = next(e for e in api if e["name"] == "aclrtMemcpyAsync")
+    assert copy["args"] == {"ret": 0, "bytes": X.nbytes}
+    tasks = [e for e in events if e["ph"] == "X" and e["cat"] == "task"]
+    tracks = {}
+    for e in tasks:
+        tracks.setdefault((e["pid"], e["tid"]), []).append(e)
+    assert len(tracks) == 2  # one per stream, in the device's pseudo-process
+    assert {p for p, _ in tracks} == {diagnostics.trace.DEVICE_PID}
+    kernel_track = next(t for t in tracks.values() if t[0]["name"].startswith("aclnnSoftmax"))
+    assert [e["name"] for e in kernel_track] == ["aclnnSoftmax: SoftmaxV2"] * 3 + [
+        "aclrtRecordEvent: Record"]
+    copy_track = next(t for t in tracks.values() if t is not kernel_track)
+    assert [e["name"] for e in copy_track] == ["aclrtStreamWaitEvent: Wait",
+                                               "aclrtMemcpyAsync: Memcpy"]
+    assert copy_track[1]["args"]["bytes"] == X.nbytes
+    for track in tracks.values():  # a stream runs its tasks one at a time, in order
+        for a, b in zip(track, track[1:]):
+            assert a["ts"] + a["dur"] <= b["ts"] + 1e-3
+        assert all(names[(e["pid"], e["tid"])].startswith("stream 0x") for e in track)
+    # every task follows its enqueue, which lies inside the API call that made it
+    starts = {e["id"]: e for e in events if e["ph"] == "s" and e["cat"] == "enqueue"}
+    ends = {e["id"]: e for e in events if e["ph"] == "f" and e["cat"] == "enqueue"}
+    assert len(starts) == len(ends) == len(tasks) == 6
+    for fid, s in starts.items():
+        f = ends[fid]
+        task = next(e for e in tasks if (e["pid"], e["tid"], e["ts"]) == (f["pid"], f["tid"],
+                                                                           f["ts"]))
+        assert s["ts"] <= task["ts"]
+        call = [c for c in api if c["ts"] <= s["ts"] <= c["ts"] + c["dur"]]
+        assert len(call) == 1 and task["name"].startswith(call[0]["name"])
+    # the record and the wait are joined by a flow
+    (rec,) = [e for e in events if e["ph"] == "s" and e["cat"] == "event"]
+    (wait,) = [e for e in events if e["ph"] == "f" and e["cat"] == "event"]
+    assert rec["id"] == wait["id"] and (rec["tid"], wait["tid"]) == (kernel_track[0]["tid"],
+                                                                      copy_track[0]["tid"])
+
+
+def test_aclnn_py_run_trace_option(tmp_path):
+    """`aclnn-py run NAME --trace FILE` in a child interpreter: the file is complete JSON."""
+    path = str(tmp_path / "run.json")
+    env = {k: v for k, v in os.environ.items() if k not in ENV}
+    done = subprocess.run([sys.executable, "-m", "aclnn_py", "run", "softmax_backward",
+                           "--trace", path], cwd=tempfile.gettempdir(), env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    events = json.loads(open(path, encoding="utf-8").read())["traceEvents"]
+    names = [e["name"] for e in events if e["ph"] == "X"]
+    assert "aclnnSoftmaxBackward" in names and "aclnnSoftmaxBackward: SoftmaxGrad" in names
+    assert names.count("aclFinalize") == 1
+
+
+# ------------------------------------------------------------------------------------ logs ----
+
+
+def test_log_level_debug_logs_every_call(diag, caplog):
+    diag(ASCEND_GLOBAL_LOG_LEVEL="0")
+    with caplog.at_level(logging.DEBUG, logger="aclnn_py"):
+        assert acl.rt.set_device(0) == 0
+        ptr, ret = acl.rt.malloc(64, 0)
+        assert acl.rt.free(ptr) == 0
+        assert acl.rt.free(ptr) == 207002
+        acl.rt.reset_device(0)
+    records = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "aclnn_py.api"]
+    assert ("DEBUG", "aclrtSetDevice(device_id=0) -> 0") in records
+    assert ("DEBUG", f"aclrtMalloc(size=64, policy=0) -> ({ptr:#x}, 0)") in records
+    level, text = records[-2]
+    assert level == "ERROR" and text.startswith(f"aclrtFree(dev_ptr={ptr:#x}) -> 207002: ")
+    assert "double free" in text
+    assert acl.get_recent_err_msg() is not None  # the log left the message in place
+
+
+def test_log_level_error_logs_failures_only(diag, caplog):
+    diag(ASCEND_GLOBAL_LOG_LEVEL="3")
+    with caplog.at_level(logging.DEBUG, logger="aclnn_py"):
+        assert acl.rt.get_device_count() == (1, 0)
+        assert acl.rt.set_device(7) == 107001
+        with pytest.raises(TypeError):
+            acl.rt.malloc(1.5, 0)
+    records = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert len(records) == 2 and all(level == "ERROR" for level, _ in records)
+    assert records[0][1].startswith("aclrtSetDevice(device_id=7) -> 107001: ")
+    assert records[1][1].startswith("aclrtMalloc(size=1.5, policy=0) raised TypeError")
+    acl.get_recent_err_msg()
+
+
+def test_log_level_null_installs_nothing(diag):
+    diag(ASCEND_GLOBAL_LOG_LEVEL="4")
+    assert not diagnostics.wrap.installed()
+    assert acl.rt.malloc is rt.malloc
+
+
+def test_print_to_stdout(diag, capsys):
+    diag(ASCEND_GLOBAL_LOG_LEVEL="1", ASCEND_SLOG_PRINT_TO_STDOUT="1")
+    assert acl.rt.get_device_count() == (1, 0)
+    assert acl.rt.set_device(99) == 107001
+    acl.get_recent_err_msg()
+    out = capsys.readouterr().out.splitlines()
+    assert re.match(r"\[INFO\] ACLNN\(\d+,.*aclnn_py\.api: aclrtGetDeviceCount\(\) -> \(1, 0\)$",
+                    out[0]), out
+    assert out[1].startswith("[ERROR] ") and "aclrtSetDevice(device_id=99) -> 107001" in out[1]
+
+
+def test_a_bad_log_level_is_refused_by_init(diag, acl_uninitialized):
+    diag(ASCEND_GLOBAL_LOG_LEVEL="verbose")
+    assert acl.init() == acl.ACL_ERROR_INVALID_PARAM
+    assert "ASCEND_GLOBAL_LOG_LEVEL='verbose'" in acl.get_recent_err_msg()
+
+
+FORK_PROGRAM = r'''
+import os, sys
+import numpy as np
+from aclnn_py import acl
+acl.init()
+acl.rt.set_device(0)
+s, _ = acl.rt.create_stream()
+a, _ = acl.rt.malloc(4096, 0)
+acl.rt.memset_async(a, 4096, 1, 4096, s)
+pid = os.fork()
+if pid == 0:  # the child starts afresh: its own device memory, no report about the parent's
+    acl.rt.set_device(0)
+    s2, _ = acl.rt.create_stream()
+    b, _ = acl.rt.malloc(4096, 0)
+    acl.rt.memset(b, 4096, 0, 4096)
+    host = np.empty(4096, np.uint8)
+    acl.rt.memcpy_async(acl.util.numpy_to_ptr(host), 4096, b, 4096, 2, s2)
+    code = acl.rt.synchronize_stream(s2)
+    acl.rt.free(b)
+    acl.rt.destroy_stream(s2)
+    acl.rt.reset_device(0)
+    sys.exit(0 if code == 0 and host.sum() == 0 else 3)
+_, status = os.waitpid(pid, 0)
+assert acl.rt.synchronize_stream(s) == 0
+acl.rt.free(a)
+acl.rt.destroy_stream(s)
+acl.rt.reset_device(0)
+acl.finalize()
+sys.exit(os.waitstatus_to_exitcode(status))
+'''
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() only")
+def test_fork_with_diagnostics_on(tmp_path):
+    """A child forked while the checkers and the trace are on works, reports nothing, and
+    leaves the parent's trace file to the parent."""
+    path = str(tmp_path / "fork.json")
+    env = {k: v for k, v in os.environ.items() if k not in ENV}
+    env.update(ACLNN_EMU_CHECK="race,init,leak", ACLNN_EMU_TRACE=path)
+    done = subprocess.run([sys.executable, "-c", FORK_PROGRAM], cwd=tempfile.gettempdir(),
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    events = json.loads(open(path, encoding="utf-8").read())["traceEvents"]
+    parent = events[0]["pid"]  # the host's process_name record comes first
+    api = [e for e in events if e["ph"] == "X" and e["cat"] == "api"]
+    assert {e["pid"] for e in api} == {parent}
+    assert [e["name"] for e in api].count("aclFinalize") == 1
+    assert not any(e["name"].startswith("aclrtMemcpyAsync") for e in events if e["ph"] == "X")
