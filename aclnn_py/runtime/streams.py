@@ -130,6 +130,16 @@ def _stream_gone(api: str, st: Stream) -> int:
                   f"stream 0x{st.handle:x} was destroyed by another thread during the call")
 
 
+def _wait_stream(api: str, st: Stream) -> int:
+    """Wait for every task queued on ``st``; 0, or its first fault recorded under ``api``."""
+    code = lib.emu_stream_synchronize(st.handle, ffi.NULL, 0)
+    if code:
+        if code == E.ACL_ERROR_RT_INVALID_HANDLE:
+            return _stream_gone(api, st)
+        record(api, code, f"a task failed on the stream: {last_c_msg()}")
+    return code
+
+
 def synchronize_stream(stream) -> int:
     """aclrtSynchronizeStream: wait for every task enqueued on the stream so far (null: the
     current context's default stream). Returns 0, or the first task fault since the last
@@ -145,12 +155,7 @@ def synchronize_stream(stream) -> int:
         if ret:
             return ret
         assert st is not None
-    code = lib.emu_stream_synchronize(st.handle, ffi.NULL, 0)
-    if code:
-        if code == E.ACL_ERROR_RT_INVALID_HANDLE:
-            return _stream_gone(api, st)
-        record(api, code, f"a task failed on the stream: {last_c_msg()}")
-    return code
+    return _wait_stream(api, st)
 
 
 def synchronize_stream_with_timeout(stream, timeout) -> int:
@@ -193,12 +198,7 @@ def synchronize_stream_with_timeout(stream, timeout) -> int:
                 pause = min(pause * 2, 2e-3)
         finally:
             lib.emu_event_destroy(ev)
-    code = lib.emu_stream_synchronize(st.handle, ffi.NULL, 0)
-    if code:
-        if code == E.ACL_ERROR_RT_INVALID_HANDLE:
-            return _stream_gone(api, st)
-        record(api, code, f"a task failed on the stream: {last_c_msg()}")
-    return code
+    return _wait_stream(api, st)
 
 
 _C_EVENT_COMPLETE = 2  # emu_event_status: complete

@@ -47,6 +47,23 @@
 #define ACLK_CLONES
 #endif
 
+/* exp(x - n*ln2) for the integer n nearest x/ln2: Cody-Waite reduction (ln2 in two parts), then
+ * 1 + r + r^2 * P(r) with the Cephes degree-5 P. Shared by both exps below. */
+ACLK_INLINE float aclk_exp_reduced_(float x, float n)
+{
+    float r = fmaf(n, -0.693359375f, x);           /* ln2 high part */
+    r = fmaf(n, 2.12194440e-4f, r);                /* ln2 low part */
+    float r2 = r * r;
+    float p = 1.9875691500e-4f;
+    p = fmaf(p, r, 1.3981999507e-3f);
+    p = fmaf(p, r, 8.3334519073e-3f);
+    p = fmaf(p, r, 4.1665795894e-2f);
+    p = fmaf(p, r, 1.6666665459e-1f);
+    p = fmaf(p, r, 5.0000001201e-1f);
+    p = p * r2 + r; /* unfused: fused here the worst case grows to 1.01 ulp */
+    return p + 1.0f;
+}
+
 /* exp(x). Cody-Waite reduction x = n*ln2 + r with |r| <= ln2/2, the Cephes degree-7
  * polynomial for exp(r), then scaling by 2^n done as two exact power-of-two multiplies
  * (2^(n>>1) * 2^(n - (n>>1))) so that both overflow (-> +inf) and gradual underflow (a single
@@ -72,17 +89,7 @@ ACLK_INLINE float aclk_exp_f32(float x)
         uint32_t kb = aclk_f32_bits(k) - 0x4B400000u;
         memcpy(&ni, &kb, sizeof ni);
     }
-    float r = fmaf(n, -0.693359375f, x);           /* ln2 high part */
-    r = fmaf(n, 2.12194440e-4f, r);                /* ln2 low part */
-    float r2 = r * r;
-    float p = 1.9875691500e-4f;
-    p = fmaf(p, r, 1.3981999507e-3f);
-    p = fmaf(p, r, 8.3334519073e-3f);
-    p = fmaf(p, r, 4.1665795894e-2f);
-    p = fmaf(p, r, 1.6666665459e-1f);
-    p = fmaf(p, r, 5.0000001201e-1f);
-    p = p * r2 + r; /* unfused: fused here the worst case grows to 1.01 ulp */
-    p = p + 1.0f;
+    float p = aclk_exp_reduced_(x, n);
     int32_t n1 = ni >> 1;
     int32_t n2 = ni - n1;
     float s1 = aclk_bits_f32((uint32_t)(n1 + 127) << 23);
@@ -103,17 +110,7 @@ ACLK_INLINE float aclk_exp_neg_f32(float x)
     float n = k - 12582912.0f;
     /* n + 64 + 127, the biased exponent of 2^(n + 64), from k's low bits: in [41, 191] */
     uint32_t eb = aclk_f32_bits(k) - (0x4B400000u - 191u);
-    float r = fmaf(n, -0.693359375f, x);
-    r = fmaf(n, 2.12194440e-4f, r);
-    float r2 = r * r;
-    float p = 1.9875691500e-4f;
-    p = fmaf(p, r, 1.3981999507e-3f);
-    p = fmaf(p, r, 8.3334519073e-3f);
-    p = fmaf(p, r, 4.1665795894e-2f);
-    p = fmaf(p, r, 1.6666665459e-1f);
-    p = fmaf(p, r, 5.0000001201e-1f);
-    p = p * r2 + r;
-    p = p + 1.0f;
+    float p = aclk_exp_reduced_(x, n);
     return aclk_sel_f32(zero, 0.0f, (p * aclk_bits_f32(eb << 23)) * 0x1p-64f);
 }
 
