@@ -253,6 +253,23 @@ static blk_t block_geom(int64_t axis, int64_t inner, int64_t i0, int64_t W)
     return b;
 }
 
+/* A block whose a-rows are spaced inner apart (R == 1) is a series of short runs, each in
+   another page, which the hardware prefetcher does not follow: each pass prefetches the run
+   PF_AHEAD a-rows ahead of the one it reads. */
+#define PF_AHEAD 8
+
+ACLK_INLINE void prefetch_run(const blk_t *b, int dt, const void *p, int64_t off, int64_t a0,
+                              int64_t axis, int64_t inner)
+{
+    if (b->R != 1 || a0 + PF_AHEAD >= axis)
+        return;
+    const int64_t esz = dt == ACLK_F32 ? 4 : 2, n = b->w * esz;
+    const char *q = (const char *)p + (off + PF_AHEAD * inner) * esz;
+    for (int64_t k = 0; k < n; k += 64)
+        __builtin_prefetch(q + k, 0, 3);
+    __builtin_prefetch(q + n - 1, 0, 3);
+}
+
 /* ------------------------------------------------------------- small-slab batching ----
  * When one outer slab (axis x inner elements) is small, the per-slab work above (folds,
  * replicas, loop heads) would dominate. Then nb consecutive slabs [nb][axis][inner] are
@@ -590,6 +607,7 @@ ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fw
         macc[k] = -INFINITY;
     for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
         int64_t len = min64(b.R, axis - a0) * b.w;
+        prefetch_run(&b, dt, x, base + a0 * inner, a0, axis, inner);
         const float *p = aclk_load_f32(dt, x, base + a0 * inner, len, xbuf);
         vmax_acc(macc, p, len);
     }
@@ -601,6 +619,7 @@ ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fw
         sacc[k] = 0.0;
     for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
         int64_t len = min64(b.R, axis - a0) * b.w;
+        prefetch_run(&b, dt, x, base + a0 * inner, a0, axis, inner);
         const float *p = aclk_load_f32(dt, x, base + a0 * inner, len, xbuf);
         float *e = keep ? ws->eblk + a0 * b.w : ebuf;
         aclk_vexp_sub_f32(p, macc, e, len);
@@ -616,6 +635,8 @@ ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fw
         int64_t off = base + a0 * inner;
         int64_t len = min64(b.R, axis - a0) * b.w;
         float *e = keep ? ws->eblk + a0 * b.w : ebuf;
+        if (lg || !keep)
+            prefetch_run(&b, dt, x, off, a0, axis, inner);
         if (!lg) {
             if (!keep) {
                 const float *p = aclk_load_f32(dt, x, off, len, xbuf);
@@ -793,6 +814,9 @@ ACLK_INLINE void bwd_block(const bwd_args *c, int64_t o, int64_t i0, blk_t b, bw
     for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
         int64_t off = base + a0 * inner;
         int64_t len = min64(b.R, axis - a0) * b.w;
+        prefetch_run(&b, dt, c->g, off, a0, axis, inner);
+        if (!lg)
+            prefetch_run(&b, dt, c->yv, off, a0, axis, inner);
         const float *pg = aclk_load_f32(dt, c->g, off, len, gbuf);
         if (lg) {
             vsum_acc_f(sacc, pg, len);
@@ -807,6 +831,8 @@ ACLK_INLINE void bwd_block(const bwd_args *c, int64_t o, int64_t i0, blk_t b, bw
     for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
         int64_t off = base + a0 * inner;
         int64_t len = min64(b.R, axis - a0) * b.w;
+        prefetch_run(&b, dt, c->g, off, a0, axis, inner);
+        prefetch_run(&b, dt, c->yv, off, a0, axis, inner);
         const float *pg = aclk_load_f32(dt, c->g, off, len, gbuf);
         const float *py = aclk_load_f32(dt, c->yv, off, len, ybuf);
         bwd_combine(lg, pg, py, sacc, 1, obuf, len);
