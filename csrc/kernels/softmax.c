@@ -219,10 +219,9 @@ typedef struct {
     int64_t nseg;   /* segments along the axis */
 } blk_t;
 
-/* Elements of a forward column block whose exps are kept in thread scratch between the passes
-   (256 KB of floats: a block's inputs and its exps fit a 1-2 MB L2 together). The backward
-   pass computes no exps (log-softmax's exp(y) is taken once, in its last pass) and keeps SEG
-   wide blocks: narrower ones measured no faster there, their second read hitting L3 anyway. */
+/* Elements of a column block kept in thread scratch between the passes: the forward pass's exps
+   (log-softmax: x - max), the backward pass's 16-bit grad and y widened to float32 (256 KB of
+   floats each: a block's inputs and its scratch fit a 1-2 MB L2 together). */
 #define KEEP 65536
 
 /* The block width W of the forward column path (a shape-only choice, so the same for every thread
@@ -236,6 +235,14 @@ static int64_t col_width(int64_t axis, int64_t inner)
         return inner;
     int64_t w = (KEEP / axis) & ~(int64_t)15;
     return w < 64 ? SEG : min64(w, SEG);
+}
+
+/* The backward column path: float32 keeps SEG-wide blocks (narrower ones measured no faster,
+   their second read hitting L3 anyway); 16-bit inputs take the forward's widths, so that a
+   block's widened grad and y fit 2 x KEEP floats of scratch and are converted once. */
+static int64_t bwd_width(int dt, int64_t axis, int64_t inner)
+{
+    return dt == ACLK_F32 ? min64(inner, SEG) : col_width(axis, inner);
 }
 
 static blk_t block_geom(int64_t axis, int64_t inner, int64_t i0, int64_t W)
@@ -622,8 +629,17 @@ ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fw
         prefetch_run(&b, dt, x, base + a0 * inner, a0, axis, inner);
         const float *p = aclk_load_f32(dt, x, base + a0 * inner, len, xbuf);
         float *e = keep ? ws->eblk + a0 * b.w : ebuf;
-        aclk_vexp_sub_f32(p, macc, e, len);
-        vsum_acc_d(sacc, e, len);
+        if (lg && keep) {
+            /* log-softmax keeps d = x - m (its output is d - log(sum)); the exps are summed only */
+            for (int64_t k = 0; k < len; k++)
+                e[k] = p[k] - macc[k];
+            for (int64_t k = 0; k < len; k++)
+                ebuf[k] = aclk_exp_neg_f32(e[k]);
+            vsum_acc_d(sacc, ebuf, len);
+        } else {
+            aclk_vexp_sub_f32(p, macc, e, len);
+            vsum_acc_d(sacc, e, len);
+        }
     }
     fold_sum_d(sacc, b.R, b.w);
     for (int64_t j = 0; j < b.w; j++)
@@ -635,7 +651,7 @@ ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fw
         int64_t off = base + a0 * inner;
         int64_t len = min64(b.R, axis - a0) * b.w;
         float *e = keep ? ws->eblk + a0 * b.w : ebuf;
-        if (lg || !keep)
+        if (!keep)
             prefetch_run(&b, dt, x, off, a0, axis, inner);
         if (!lg) {
             if (!keep) {
@@ -644,6 +660,9 @@ ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fw
             }
             for (int64_t k = 0; k < len; k++)
                 e[k] = e[k] * fac[k];
+        } else if (keep) {
+            for (int64_t k = 0; k < len; k++)
+                e[k] = e[k] - fac[k];
         } else {
             const float *p = aclk_load_f32(dt, x, off, len, xbuf);
             for (int64_t k = 0; k < len; k++)
@@ -799,6 +818,7 @@ ACLK_CLONES static void bwd_rows_chunk(void *ctx, int64_t r0, int64_t r1)
 
 typedef struct {
     float sacc[SEG], gbuf[SEG], ybuf[SEG], obuf[SEG];
+    float *gblk, *yblk; /* 16-bit inputs: KEEP floats each of thread scratch, or NULL */
 } bwd_ws;
 
 /* one column block; out may be grad or y (the gathered blocks, nt = 0 there) */
@@ -808,6 +828,8 @@ ACLK_INLINE void bwd_block(const bwd_args *c, int64_t o, int64_t i0, blk_t b, bw
     const int64_t axis = c->axis, inner = c->inner;
     float *sacc = ws->sacc, *gbuf = ws->gbuf, *ybuf = ws->ybuf, *obuf = ws->obuf;
     const int64_t base = o * axis * inner + i0;
+    /* 16-bit inputs widened once: pass 1 keeps grad (and y) in float32 for pass 2 */
+    const int wide = ws->gblk && axis * b.w <= KEEP;
 
     for (int64_t k = 0; k < b.S; k++)
         sacc[k] = 0.0f;
@@ -817,11 +839,12 @@ ACLK_INLINE void bwd_block(const bwd_args *c, int64_t o, int64_t i0, blk_t b, bw
         prefetch_run(&b, dt, c->g, off, a0, axis, inner);
         if (!lg)
             prefetch_run(&b, dt, c->yv, off, a0, axis, inner);
-        const float *pg = aclk_load_f32(dt, c->g, off, len, gbuf);
+        const float *pg = aclk_load_f32(dt, c->g, off, len, wide ? ws->gblk + a0 * b.w : gbuf);
         if (lg) {
             vsum_acc_f(sacc, pg, len);
         } else {
-            const float *py = aclk_load_f32(dt, c->yv, off, len, ybuf);
+            const float *py = aclk_load_f32(dt, c->yv, off, len,
+                                            wide ? ws->yblk + a0 * b.w : ybuf);
             vdot_acc_f(sacc, pg, py, len);
         }
     }
@@ -831,10 +854,19 @@ ACLK_INLINE void bwd_block(const bwd_args *c, int64_t o, int64_t i0, blk_t b, bw
     for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
         int64_t off = base + a0 * inner;
         int64_t len = min64(b.R, axis - a0) * b.w;
-        prefetch_run(&b, dt, c->g, off, a0, axis, inner);
-        prefetch_run(&b, dt, c->yv, off, a0, axis, inner);
-        const float *pg = aclk_load_f32(dt, c->g, off, len, gbuf);
-        const float *py = aclk_load_f32(dt, c->yv, off, len, ybuf);
+        const float *pg, *py;
+        if (wide) {
+            pg = ws->gblk + a0 * b.w;
+        } else {
+            prefetch_run(&b, dt, c->g, off, a0, axis, inner);
+            pg = aclk_load_f32(dt, c->g, off, len, gbuf);
+        }
+        if (wide && !lg) {
+            py = ws->yblk + a0 * b.w;
+        } else {
+            prefetch_run(&b, dt, c->yv, off, a0, axis, inner);
+            py = aclk_load_f32(dt, c->yv, off, len, ybuf);
+        }
         bwd_combine(lg, pg, py, sacc, 1, obuf, len);
         put_f32(c->nt, dt, c->out, off, len, obuf);
     }
@@ -844,7 +876,12 @@ ACLK_CLONES static void bwd_cols_chunk(void *ctx, int64_t t0, int64_t t1)
 {
     const bwd_args *c = (const bwd_args *)ctx;
     bwd_ws ws;
-    const int64_t W = min64(c->inner, SEG), nblk = (c->inner + W - 1) / W;
+    ws.gblk = ws.yblk = NULL;
+    if (c->dt != ACLK_F32) {
+        ws.gblk = (float *)aclk_scratch(2 * KEEP * sizeof(float));
+        ws.yblk = ws.gblk ? ws.gblk + KEEP : NULL;
+    }
+    const int64_t W = bwd_width(c->dt, c->axis, c->inner), nblk = (c->inner + W - 1) / W;
     for (int64_t t = t0; t < t1; t++) {
         int64_t o = t / nblk, i0 = (t % nblk) * W;
         bwd_block(c, o, i0, block_geom(c->axis, c->inner, i0, W), &ws);
@@ -857,6 +894,7 @@ ACLK_CLONES static void bwd_batch_chunk(void *ctx, int64_t g0, int64_t g1)
 {
     const bwd_args *c = (const bwd_args *)ctx;
     bwd_ws ws;
+    ws.gblk = ws.yblk = NULL;
     float gblk[BLK], yblk[BLK];
     const int64_t slab = c->axis * c->inner, B = batch_slabs(c->axis, c->inner);
     for (int64_t g = g0; g < g1; g++) {
@@ -879,8 +917,8 @@ static void softmax_bwd_f32(int dt, const void *grad, const void *yv, void *out,
         aclk_parallel_for(outer, grain_for(axis),
                           axis <= ROWBUF ? bwd_short_rows_chunk : bwd_rows_chunk, &c);
     } else if (!use_batch(axis, inner, SM_BATCH_BWD)) {
-        const int64_t nblk = (inner + SEG - 1) / SEG;
-        aclk_parallel_for(outer * nblk, grain_for(axis * min64(inner, SEG)), bwd_cols_chunk, &c);
+        const int64_t W = bwd_width(dt, axis, inner), nblk = (inner + W - 1) / W;
+        aclk_parallel_for(outer * nblk, grain_for(axis * min64(inner, W)), bwd_cols_chunk, &c);
     } else {
         const int64_t B = batch_slabs(axis, inner);
         aclk_parallel_for((outer + B - 1) / B, grain_for(B * axis * inner), bwd_batch_chunk, &c);
