@@ -30,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
 #include <sys/syscall.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -274,11 +276,19 @@ static emu_trace_rec *trace_buf;
 static int64_t trace_count, trace_cap, trace_dropped;
 static int64_t trace_flows;
 
+/* the kernel's thread id on Linux (what Python's threading.get_native_id reports); elsewhere a
+   process-local number per thread */
 int32_t emu_thread_id(void)
 {
     static __thread int32_t tid;
-    if (!tid)
+    if (!tid) {
+#if defined(__linux__)
         tid = (int32_t)syscall(SYS_gettid);
+#else
+        static int32_t next = 1 << 20;
+        tid = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
+#endif
+    }
     return tid;
 }
 
