@@ -14,7 +14,6 @@ for a lower one, and every level gives the same bytes.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import platform
@@ -24,9 +23,9 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from cbuild import load_build_module
 
 ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc"
@@ -241,17 +240,9 @@ def test_every_level_gives_the_same_bytes(levels):
 
 # ------------------------------------------------------------- exhaustive conversions ----
 
-def _build_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("_aclnn_build", ROOT / "aclnn_py" / "_build.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.fixture(scope="module")
 def cvt_exe(tmp_path_factory) -> Path:
-    build = _build_module()
+    build = load_build_module()
     cc = build.c_compiler()
     if shutil.which(cc[0]) is None:
         pytest.skip(f"no C compiler: {cc[0]!r}")

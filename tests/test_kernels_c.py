@@ -14,18 +14,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import platform
 import re
 import shutil
 import subprocess
 from pathlib import Path
-from types import ModuleType
 
 import ml_dtypes
 import numpy as np
 import pytest
 from aclnn_py._emu import ffi, lib
+from cbuild import load_build_module
 
 ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc"
@@ -41,16 +40,7 @@ NAME = {F32: "float32", F16: "float16", BF16: "bfloat16", F64: "float64", I32: "
 FORMAT = {F32: (24, -126), F16: (11, -14), BF16: (8, -126), F64: (53, -1022)}
 
 
-def _build_module() -> ModuleType:
-    """aclnn_py/_build.py of this tree (importing it has no side effects)."""
-    spec = importlib.util.spec_from_file_location("_aclnn_build", ROOT / "aclnn_py" / "_build.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-BUILD = _build_module()
+BUILD = load_build_module()
 
 
 def _compiler() -> list[str]:

@@ -46,8 +46,6 @@ EVENT_FLAGS = {"ACL_EVENT_SYNC": EVENT_SYNC,
                "ACL_EVENT_DEVICE_USE_ONLY": EVENT_DEVICE_USE_ONLY,
                "ACL_EVENT_EXTERNAL": EVENT_EXTERNAL, "ACL_EVENT_IPC": EVENT_IPC}
 _ALL_EVENT_FLAGS = sum(EVENT_FLAGS.values())
-# handle -> flag, for events made by create_event_with_flag (guarded by S.lock)
-_event_flags: dict[int, int] = {}
 
 
 def create_event_with_flag(flag) -> tuple[int, int]:
@@ -68,8 +66,7 @@ def create_event_with_flag(flag) -> tuple[int, int]:
         return 0, record(api, E.ACL_ERROR_RT_NO_EVENT_RESOURCE,
                          "out of host memory for an event")
     with S.lock:
-        S.events[h] = Event(h)
-        _event_flags[h] = flag
+        S.events[h] = Event(h, flag)
     return h, 0
 
 
@@ -88,7 +85,6 @@ def destroy_event(event) -> int:
             return ret
         assert ev is not None
         del S.events[ev.handle]
-        _event_flags.pop(ev.handle, None)
     # invalid at once for new calls; queued records and waiting synchronizes keep it alive
     lib.emu_event_destroy(ev.handle)
     return 0
@@ -100,7 +96,7 @@ def _event_task(api: str, event, stream, kind: int, step: str) -> int:
         if ret:
             return ret
         assert ev is not None
-        flag = _event_flags.get(ev.handle)
+        flag = ev.flag
         if flag is not None and kind != TaskType.EVENT_RECORD and not flag & EVENT_SYNC:
             return record(api, E.ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                           f"event 0x{ev.handle:x} was created with flag 0x{flag:x}, without "

@@ -42,6 +42,7 @@ class Context:
 @dataclass(eq=False)
 class Event:
     handle: int
+    flag: Optional[int] = None  # aclrtCreateEventWithFlag's flag; None: aclrtCreateEvent
 
 
 class _State:

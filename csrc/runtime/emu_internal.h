@@ -2,7 +2,40 @@
 #ifndef EMU_INTERNAL_H
 #define EMU_INTERNAL_H
 
+#include <sched.h>
 #include <stdint.h>
+#include <time.h>
+
+/* ------------------------------------------------------ polling (pool.c, stream.c) ---- */
+static inline void emu_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static inline int64_t emu_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One step of a poll: a pause, and every 64 steps a look at the clock (1 when the deadline has
+ * passed) and a yield, so that a thread sharing this core (the one being waited for, or the
+ * caller a woken worker preempted) runs. */
+static inline int emu_spin_step(unsigned *i, int64_t deadline)
+{
+    emu_cpu_relax();
+    if (++*i % 64 != 0)
+        return 0;
+    if (emu_mono_ns() > deadline)
+        return 1;
+    sched_yield();
+    return 0;
+}
 
 /* ------------------------------------------------------------------ memory.c ---- */
 void emu_mem_read_lock(void);

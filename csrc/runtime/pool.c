@@ -54,6 +54,7 @@
 
 #include "aclk_pool.h"
 #include "aclnn_emu.h"
+#include "emu_internal.h"
 #include "dtype.h" /* aclk_use_nt */
 
 /* Shared fields read outside their lock are written and read through these (C11-style
@@ -116,35 +117,6 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 /* ------------------------------------------------------------------------ helpers ------- */
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* One step of a poll: a pause, and every 64 steps a look at the clock (1 when the deadline has
- * passed) and a yield, so that a thread sharing this core (the one being waited for) runs. */
-static int spin_step(unsigned *i, int64_t deadline)
-{
-    cpu_relax();
-    if (++*i % 64 != 0)
-        return 0;
-    if (now_ns() > deadline)
-        return 1;
-    sched_yield();
-    return 0;
-}
-
 static void track_enter(void)
 {
     if (!__atomic_load_n(&g_track, __ATOMIC_RELAXED))
@@ -193,10 +165,10 @@ static void take_slot(void)
     if (try_slot())
         return;
     ADD(g_slot_waiters, 1); /* from here on, workers leave free slots to the callers */
-    int64_t deadline = now_ns() + SPIN_NS;
+    int64_t deadline = emu_mono_ns() + SPIN_NS;
     unsigned i = 0;
     int got = 0;
-    while (!(got = try_slot()) && !spin_step(&i, deadline))
+    while (!(got = try_slot()) && !emu_spin_step(&i, deadline))
         ;
     if (!got) {
         pthread_mutex_lock(&slot_mu);
@@ -296,11 +268,11 @@ static void *worker_main(void *arg)
             }
             /* poll for a new job for SPIN_NS */
             ADD(g_nspinning, 1);
-            int64_t deadline = now_ns() + SPIN_NS;
+            int64_t deadline = emu_mono_ns() + SPIN_NS;
             unsigned i = 0;
             int changed = 0;
             while (!(changed = LOAD_SC(g_epoch) != seen && eligible(w)) &&
-                   !spin_step(&i, deadline))
+                   !emu_spin_step(&i, deadline))
                 ;
             ADD(g_nspinning, -1);
             if (changed)
@@ -462,9 +434,9 @@ void aclk_parallel_for(int64_t n, int64_t grain, aclk_range_fn fn, void *ctx)
 
     /* wait for the workers still computing chunks of this job */
     if (LOAD(j.refs) > 0) {
-        int64_t deadline = now_ns() + SPIN_NS;
+        int64_t deadline = emu_mono_ns() + SPIN_NS;
         unsigned i = 0;
-        while (LOAD(j.refs) > 0 && !spin_step(&i, deadline))
+        while (LOAD(j.refs) > 0 && !emu_spin_step(&i, deadline))
             ;
         if (LOAD(j.refs) > 0) {
             pthread_mutex_lock(&pool_mu);
@@ -639,9 +611,9 @@ static void busy_chunk(void *p, int64_t begin, int64_t end)
 {
     int64_t us = *(const int64_t *)p;
     for (int64_t k = begin; k < end; k++) {
-        int64_t until = now_ns() + us * 1000;
-        while (now_ns() < until)
-            cpu_relax();
+        int64_t until = emu_mono_ns() + us * 1000;
+        while (emu_mono_ns() < until)
+            emu_cpu_relax();
     }
 }
 
@@ -661,10 +633,10 @@ double emu_test_parallel_overhead_us(int64_t nchunks, int64_t reps)
 {
     if (reps < 1)
         reps = 1;
-    int64_t t0 = now_ns();
+    int64_t t0 = emu_mono_ns();
     for (int64_t r = 0; r < reps; r++)
         aclk_parallel_for(nchunks, 1, empty_chunk, NULL);
-    return (double)(now_ns() - t0) / 1e3 / (double)reps;
+    return (double)(emu_mono_ns() - t0) / 1e3 / (double)reps;
 }
 
 void emu_test_pool_track(int on)

@@ -367,23 +367,7 @@ int64_t emu_trace_dropped(void)
  * is not (the submit sees `spinning`). */
 #define SPIN_NS 50000
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t emu_now_ns(void) { return now_ns(); }
+int64_t emu_now_ns(void) { return emu_mono_ns(); }
 
 void emu_trace_enable(int on)
 {
@@ -397,18 +381,12 @@ void emu_trace_enable(int on)
 /* Polls (without the lock) until done(s, arg) or SPIN_NS pass; whether done(s, arg). */
 static int spin_until(emu_stream *s, int (*done)(emu_stream *, int64_t), int64_t arg)
 {
-    int64_t deadline = now_ns() + SPIN_NS;
-    for (unsigned i = 1;; i++) {
+    int64_t deadline = emu_mono_ns() + SPIN_NS;
+    for (unsigned i = 0;;) {
         if (done(s, arg))
             return 1;
-        cpu_relax();
-        if (i % 64 == 0) {
-            if (now_ns() > deadline)
-                return done(s, arg);
-            /* let a thread that shares this core run: the one this thread waits for, or the
-               caller a woken worker preempted */
-            sched_yield();
-        }
+        if (emu_spin_step(&i, deadline))
+            return done(s, arg);
     }
 }
 
@@ -430,9 +408,9 @@ static void run_one_locked(emu_stream *s)
     STORE(s->busy, 1);
     pthread_mutex_unlock(&s->mu);
     if (__atomic_load_n(&trace_on, __ATOMIC_RELAXED)) {
-        int64_t start = now_ns();
+        int64_t start = emu_mono_ns();
         int status = run_task(s, &task);
-        trace_add(s, &task, status, start, now_ns());
+        trace_add(s, &task, status, start, emu_mono_ns());
     } else {
         run_task(s, &task);
     }
@@ -635,7 +613,7 @@ static int enqueue(emu_stream *s, emu_task *copy, int32_t n, int blocking, int c
         copy[i].event = (uintptr_t)ev;
     }
     if (__atomic_load_n(&trace_on, __ATOMIC_RELAXED)) {
-        int64_t now = now_ns();
+        int64_t now = emu_mono_ns();
         int32_t tid = emu_thread_id();
         for (int32_t i = 0; i < n; i++) {
             copy[i].trace_flow = __atomic_add_fetch(&trace_flows, 1, __ATOMIC_RELAXED);
