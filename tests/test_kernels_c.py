@@ -246,7 +246,8 @@ SHAPES = [
     (2, 513, 1), (1, 5000, 1), (1, 9000, 1),
     (9, 4, 4), (5, 8, 16), (3, 40, 13), (2, 600, 7), (1, 130, 9),
     (2, 3, 700), (2, 5, 513), (1, 2, 1100),
-    (1, 300, 600),  # forward column blocks narrower than 512 (axis x width <= 65536)
+    (1, 300, 600),  # 16-bit column blocks narrower than 512 (axis x width <= 65536)
+    (1, 16, 5000),  # column blocks wider than 512 (a short axis): 4096 columns, then 904
 ]
 
 

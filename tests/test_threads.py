@@ -41,7 +41,8 @@ LAYOUTS = {
     "rows": (512, 1000, 1),
     "middle": (24, 100, 160),
     "axis0_big_inner": (1, 40, 12000),
-    "narrow_blocks": (2, 300, 1300),  # forward column blocks of 208 columns, the last of 52
+    "narrow_blocks": (2, 300, 1300),  # 16-bit: column blocks of 208 columns, the last of 52
+    "wide_blocks": (2, 16, 9000),  # column blocks of 4096 columns (a short axis), the last of 808
     "long_rows": (3, 70000, 1),
     "tiny_slabs": (30000, 3, 5),
     "axis_1": (40000, 1, 3),
