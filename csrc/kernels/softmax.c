@@ -391,16 +391,27 @@ ACLK_INLINE void scatter(int dt, void *dst, int64_t base, int64_t nb, int64_t ax
  * Every kernel below splits its work into items that depend only on the shape (rows, column
  * blocks, groups of small slabs) and hands them to the kernel pool (aclk_pool.h); each item is
  * computed by one thread, start to finish, with the same code, so the result does not depend on
- * the thread count. Items are grouped into chunks of about CHUNK_ELEMS elements.
+ * the thread count. Items are grouped into chunks of about CHUNK_ELEMS elements; a small problem
+ * (fewer than MIN_CHUNKS such chunks) into MIN_CHUNKS chunks of at least CHUNK_MIN elements, so
+ * that it too is shared between threads: (32, 1024) float32 softmax, hot, 53 -> 33 us on 2 threads.
+ * Chunking decides only which thread runs an item, never the result.
  *
  * Outputs larger than the cache (aclk_use_nt) are written with non-temporal stores from a
  * cache-resident scratch buffer: the output is then written to memory once and never read
  * (a plain store first reads each line in), and it does not evict the inputs. */
 #define CHUNK_ELEMS 32768
+#define CHUNK_MIN 4096
+#define MIN_CHUNKS 8
 
-static int64_t grain_for(int64_t elems_per_item)
+/* items per chunk for n items of elems_per_item elements each */
+static int64_t grain_for(int64_t n, int64_t elems_per_item)
 {
-    int64_t g = CHUNK_ELEMS / (elems_per_item > 0 ? elems_per_item : 1);
+    const int64_t e = elems_per_item > 0 ? elems_per_item : 1;
+    int64_t g = CHUNK_ELEMS / e;
+    if (g > 1 && n < MIN_CHUNKS * g) {
+        const int64_t lo = CHUNK_MIN / e, even = (n + MIN_CHUNKS - 1) / MIN_CHUNKS;
+        g = lo > even ? lo : even;
+    }
     return g < 1 ? 1 : g;
 }
 
@@ -726,15 +737,17 @@ static void softmax_fwd_f32(int dt, const void *x, void *y, int64_t outer, int64
     fwd_args c = {dt, lg, aclk_use_nt(total * esz), x, y, outer, axis, inner};
     if (inner == 1 && axis > SM_BATCH_FWD_ROW) {
         if (axis <= ROWBUF)
-            aclk_parallel_for(outer, grain_for(axis), fwd_rows_chunk, &c);
+            aclk_parallel_for(outer, grain_for(outer, axis), fwd_rows_chunk, &c);
         else
-            aclk_parallel_for(outer, grain_for(axis), fwd_long_rows_chunk, &c);
+            aclk_parallel_for(outer, grain_for(outer, axis), fwd_long_rows_chunk, &c);
     } else if (!use_batch(axis, inner, SM_BATCH_FWD)) {
         const int64_t W = blk_width(dt, axis, inner), nblk = (inner + W - 1) / W;
-        aclk_parallel_for(outer * nblk, grain_for(axis * min64(inner, W)), fwd_cols_chunk, &c);
+        aclk_parallel_for(outer * nblk, grain_for(outer * nblk, axis * min64(inner, W)),
+                          fwd_cols_chunk, &c);
     } else {
         const int64_t B = batch_slabs(axis, inner);
-        aclk_parallel_for((outer + B - 1) / B, grain_for(B * axis * inner), fwd_batch_chunk, &c);
+        const int64_t ng = (outer + B - 1) / B;
+        aclk_parallel_for(ng, grain_for(ng, B * axis * inner), fwd_batch_chunk, &c);
     }
 }
 
@@ -929,14 +942,16 @@ static void softmax_bwd_f32(int dt, const void *grad, const void *yv, void *out,
     const int64_t esz = dt == ACLK_F32 ? 4 : 2;
     bwd_args c = {dt, lg, aclk_use_nt(total * esz), grad, yv, out, outer, axis, inner};
     if (inner == 1 && axis > SM_BATCH_BWD_ROW) {
-        aclk_parallel_for(outer, grain_for(axis),
+        aclk_parallel_for(outer, grain_for(outer, axis),
                           axis <= ROWBUF ? bwd_short_rows_chunk : bwd_rows_chunk, &c);
     } else if (!use_batch(axis, inner, SM_BATCH_BWD)) {
         const int64_t W = blk_width(dt, axis, inner), nblk = (inner + W - 1) / W;
-        aclk_parallel_for(outer * nblk, grain_for(axis * min64(inner, W)), bwd_cols_chunk, &c);
+        aclk_parallel_for(outer * nblk, grain_for(outer * nblk, axis * min64(inner, W)),
+                          bwd_cols_chunk, &c);
     } else {
         const int64_t B = batch_slabs(axis, inner);
-        aclk_parallel_for((outer + B - 1) / B, grain_for(B * axis * inner), bwd_batch_chunk, &c);
+        const int64_t ng = (outer + B - 1) / B;
+        aclk_parallel_for(ng, grain_for(ng, B * axis * inner), bwd_batch_chunk, &c);
     }
 }
 
@@ -1102,7 +1117,8 @@ static int fwd_f64(int dt, const void *x, void *y, int64_t outer, int64_t axis, 
 {
     (void)dt;
     f64_args c = {(const double *)x, NULL, (double *)y, axis, inner, lg != 0};
-    aclk_parallel_for(outer * ((inner + SEG - 1) / SEG), grain_for(axis * min64(inner, SEG)),
+    aclk_parallel_for(outer * ((inner + SEG - 1) / SEG),
+                      grain_for(outer * ((inner + SEG - 1) / SEG), axis * min64(inner, SEG)),
                       softmax_fwd_f64_chunk, &c);
     return 0;
 }
@@ -1119,7 +1135,8 @@ static int bwd_f64(int dt, const void *grad, const void *y, void *out, int64_t o
 {
     (void)dt;
     f64_args c = {(const double *)y, (const double *)grad, (double *)out, axis, inner, lg != 0};
-    aclk_parallel_for(outer * ((inner + SEG - 1) / SEG), grain_for(axis * min64(inner, SEG)),
+    aclk_parallel_for(outer * ((inner + SEG - 1) / SEG),
+                      grain_for(outer * ((inner + SEG - 1) / SEG), axis * min64(inner, SEG)),
                       softmax_bwd_f64_chunk, &c);
     return 0;
 }
