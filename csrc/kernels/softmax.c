@@ -653,8 +653,7 @@ ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fw
             /* log-softmax keeps d = x - m (its output is d - log(sum)); the exps are summed only */
             for (int64_t k = 0; k < len; k++)
                 e[k] = p[k] - macc[k];
-            for (int64_t k = 0; k < len; k++)
-                ebuf[k] = aclk_exp_neg_f32(e[k]);
+            aclk_vexp_sub1_f32(e, 0.0f, ebuf, len);
             vsum_acc_d(sacc, ebuf, len);
         } else {
             aclk_vexp_sub_f32(p, macc, e, len);
@@ -766,12 +765,18 @@ ACLK_INLINE void bwd_combine(int lg, const float *restrict pg, const float *rest
 {
     /* s_stride 0: one scalar s[0]; 1: s[k] per element */
     if (lg) {
+        /* exp(y) into d first; y is a log-softmax output, <= 0, in all but odd calls, and the
+           exp for arguments <= 0 gives the general one's bits for less work */
+        if (aclk_all_nonpos_f32(py, len))
+            aclk_vexp_sub1_f32(py, 0.0f, d, len);
+        else
+            aclk_vexp_f32(py, d, len);
         if (s_stride)
             for (int64_t k = 0; k < len; k++)
-                d[k] = pg[k] - aclk_exp_f32(py[k]) * s[k];
+                d[k] = pg[k] - d[k] * s[k];
         else
             for (int64_t k = 0; k < len; k++)
-                d[k] = pg[k] - aclk_exp_f32(py[k]) * s[0];
+                d[k] = pg[k] - d[k] * s[0];
     } else {
         if (s_stride)
             for (int64_t k = 0; k < len; k++)

@@ -153,18 +153,59 @@ ACLK_INLINE void aclk_vlog_f32(float *v, int64_t n)
         v[k] = aclk_log_f32(v[k]);
 }
 
+/* The exp loops below go in blocks of EXP_UNROLL elements, each block's fixed-count loop fully
+ * unrolled: the vectoriser then emits several independent vectors' worth of the exp's long
+ * dependency chain side by side, which the out-of-order core overlaps (a plain loop gives it one
+ * vector per iteration: 0.59 -> 0.50 ns per element on an AVX2 core). Each element's arithmetic
+ * is unchanged, so are the bits. */
+#define EXP_UNROLL 32
+
 /* e[k] = exp(x[k] - m[k]) for m[k] >= x[k] (a maximum; NaN allowed); e may be x */
 ACLK_INLINE void aclk_vexp_sub_f32(const float *x, const float *m, float *e, int64_t n)
 {
-    for (int64_t k = 0; k < n; k++)
+    int64_t k = 0;
+    for (; k + EXP_UNROLL <= n; k += EXP_UNROLL) {
+#pragma GCC unroll 32
+        for (int j = 0; j < EXP_UNROLL; j++)
+            e[k + j] = aclk_exp_neg_f32(x[k + j] - m[k + j]);
+    }
+    for (; k < n; k++)
         e[k] = aclk_exp_neg_f32(x[k] - m[k]);
 }
 
 /* e[k] = exp(x[k] - m) for m >= x[k] (a maximum; NaN allowed); e may be x */
 ACLK_INLINE void aclk_vexp_sub1_f32(const float *x, float m, float *e, int64_t n)
 {
-    for (int64_t k = 0; k < n; k++)
+    int64_t k = 0;
+    for (; k + EXP_UNROLL <= n; k += EXP_UNROLL) {
+#pragma GCC unroll 32
+        for (int j = 0; j < EXP_UNROLL; j++)
+            e[k + j] = aclk_exp_neg_f32(x[k + j] - m);
+    }
+    for (; k < n; k++)
         e[k] = aclk_exp_neg_f32(x[k] - m);
+}
+
+/* e[k] = exp(x[k]) for any x; e may be x */
+ACLK_INLINE void aclk_vexp_f32(const float *x, float *e, int64_t n)
+{
+    int64_t k = 0;
+    for (; k + EXP_UNROLL <= n; k += EXP_UNROLL) {
+#pragma GCC unroll 32
+        for (int j = 0; j < EXP_UNROLL; j++)
+            e[k + j] = aclk_exp_f32(x[k + j]);
+    }
+    for (; k < n; k++)
+        e[k] = aclk_exp_f32(x[k]);
+}
+
+/* 1 if no x[k] is > 0 (NaNs allowed): exp(x) may then be computed by aclk_exp_neg_f32 */
+ACLK_INLINE int aclk_all_nonpos_f32(const float *x, int64_t n)
+{
+    int pos = 0;
+    for (int64_t k = 0; k < n; k++)
+        pos |= x[k] > 0.0f;
+    return !pos;
 }
 
 #endif /* ACLK_VECMATH_H */
