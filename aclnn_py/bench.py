@@ -136,17 +136,27 @@ def plan_cases(ops: list, dtype_names: list, shape: Optional[tuple] = None,
     return cases, skipped
 
 
-def make_inputs(op_name: str, shape, dtype_name: str, seed: int = SEED) -> list:
-    """The inputs of a case: one array per input tensor, uniform in [-4, 4) rounded to the dtype
-    (as benchdnn: a backward operator's forward result is random too; the formula is applied as
-    given)."""
+def make_inputs(op_name: str, shape, dtype_name: str, seed: int = SEED,
+                dim: Optional[int] = None) -> list:
+    """The inputs of a case: one array per input tensor, uniform in [-4, 4) rounded to the dtype,
+    except the y of softmax_backward / log_softmax_backward when dim is given: the forward
+    operator's output for such an x along dim (float64, rounded to the dtype), as in training,
+    where y always comes from the forward pass (log_softmax_backward's kernel takes a cheaper exp
+    when y <= 0, which a random y would never show)."""
     from .ops import REGISTRY
 
     rng = np.random.default_rng(seed)
     dt = DTYPES[dtype_name]
     wide = np.float64 if dt == np.float64 else np.float32
-    return [(rng.random(tuple(shape), dtype=wide) * 8 - 4).astype(dt)
-            for _ in REGISTRY[op_name].inputs]
+    arrays = [(rng.random(tuple(shape), dtype=wide) * 8 - 4).astype(dt)
+              for _ in REGISTRY[op_name].inputs]
+    if dim is not None and op_name in ("aclnnSoftmaxBackward", "aclnnLogSoftmaxBackward"):
+        x = arrays[1].astype(np.float64)
+        d = x - x.max(axis=dim, keepdims=True)
+        lse = np.log(np.exp(d).sum(axis=dim, keepdims=True))
+        y = np.exp(d - lse) if op_name == "aclnnSoftmaxBackward" else d - lse
+        arrays[1] = y.astype(dt)
+    return arrays
 
 
 # -------------------------------------------------------------------------- correctness ----
@@ -498,7 +508,7 @@ class Runner:
                 tensors[name] = aclnn.aclCreateTensor(list(shape), acl_dt, None, 0,
                                                       aclnn.ACL_FORMAT_ND, list(shape), ptr)
             inputs = views[:n_in]
-            for view, a in zip(inputs, make_inputs(case.op, shape, case.dtype)):
+            for view, a in zip(inputs, make_inputs(case.op, shape, case.dtype, dim=dim)):
                 view[...] = a
             out = views[n_in]
             args = [tensors[p] if p in tensors else dim for p in op.params]

@@ -59,7 +59,7 @@ def run_json(*args: str) -> dict:
 def golden_and_emulator(op_name: str, shape, dim, dtype: str):
     """(float64 golden of the formula, the emulator's output) for the bench's inputs of a
     case."""
-    inputs = bench.make_inputs(op_name, shape, dtype)
+    inputs = bench.make_inputs(op_name, shape, dtype, dim=dim)
     op = REGISTRY[op_name]
     dims = [dim] if op.int_params else []
     fn = {"aclnnSoftmax": golden.softmax, "aclnnLogSoftmax": golden.log_softmax,
