@@ -248,6 +248,7 @@ SHAPES = [
     (2, 3, 700), (2, 5, 513), (1, 2, 1100),
     (1, 300, 600),  # 16-bit column blocks narrower than 512 (axis x width <= 65536)
     (1, 16, 5000),  # column blocks wider than 512 (a short axis): 4096 columns, then 904
+    (2, 700, 100),  # whole slabs of 70000 elements (> 65536): exps kept in a 1 MB buffer
 ]
 
 

@@ -40,6 +40,7 @@ THREAD_COUNTS = (1, 2, 3, 4, 7)
 LAYOUTS = {
     "rows": (512, 1000, 1),
     "middle": (24, 100, 160),
+    "big_slabs": (3, 1000, 100),  # whole slabs above 65536 elements: exps kept in a 1 MB buffer
     "axis0_big_inner": (1, 40, 12000),
     "narrow_blocks": (2, 300, 1300),  # 16-bit: column blocks of 208 columns, the last of 52
     "wide_blocks": (2, 16, 9000),  # column blocks of 4096 columns (a short axis), the last of 808
