@@ -631,3 +631,36 @@ def test_floor_copy_and_add(threads_restored, nt, nbytes, offset):
     want = (np.frombuffer(a.tobytes(), np.uint32, words).astype(np.uint64)
             + np.frombuffer(b.tobytes(), np.uint32, words)).astype(np.uint32)
     assert np.frombuffer(o.tobytes(), np.uint32, words).tobytes() == want.tobytes()
+
+
+# ------------------------------------------------------------------- thread stacks -------
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_STACK sets glibc's "
+                    "default thread stack on Linux")
+def test_pool_threads_do_not_take_a_small_default_stack():
+    """Under a 100 KB stack limit (glibc's default for new threads then; musl's is 128 KB) the
+    pool's workers still get 8 MB: the kernels keep ~130 KB of arrays on the stack. (The stream
+    workers are created by the same helper.)"""
+    import resource
+
+    code = textwrap.dedent("""
+        from aclnn_py import runtime as rt
+        from aclnn_py.runtime.core import lib
+        rt.set_num_threads(2)
+        print(lib.emu_test_pool_min_stack(8))
+    """)
+
+    def small_stack():
+        hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
+        soft = 100 << 10
+        resource.setrlimit(resource.RLIMIT_STACK,
+                           (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       preexec_fn=small_stack, timeout=120)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    got = int(r.stdout)
+    if got == -1:
+        pytest.skip("the C library cannot report a thread's stack size")
+    assert got >= 8 << 20, got

@@ -74,10 +74,14 @@ void aclk_floor_add(const void *a, const void *b, void *out, int64_t nbytes);
    of a parallel_for of nchunks empty chunks. emu_test_pool_track(1) starts counting the threads
    that compute chunks of split kernels (and zeroes the peak; call it while no kernel runs),
    emu_test_pool_track(0) stops; emu_test_pool_peak(): the most seen at once.
-   emu_test_pool_workers(): the pool's worker threads (0 before the pool exists). */
+   emu_test_pool_workers(): the pool's worker threads (0 before the pool exists).
+   emu_test_pool_min_stack(nchunks): a parallel_for of nchunks chunks of 2 ms each; the smallest
+   stack size (bytes) of the pool workers that ran one, 0 if none did, -1 where the C library
+   cannot tell (not glibc). */
 int emu_test_parallel_sum(int64_t n, int64_t grain);
 void emu_test_parallel_busy(int64_t nchunks, int64_t chunk_us);
 double emu_test_parallel_overhead_us(int64_t nchunks, int64_t reps);
+int64_t emu_test_pool_min_stack(int64_t nchunks);
 void emu_test_pool_track(int on);
 int emu_test_pool_peak(void);
 int emu_test_pool_workers(void);

@@ -37,6 +37,28 @@ static inline int emu_spin_step(unsigned *i, int64_t deadline)
     return 0;
 }
 
+/* ------------------------------------------------------ threads (pool.c, stream.c) ---- */
+#include <pthread.h>
+
+/* The stack the runtime's threads get at least: the kernels keep up to ~130 KB of scratch arrays
+ * on the stack and a stream's worker runs host callbacks (Python), while some C libraries give a
+ * new thread much less by default (musl: 128 KB). glibc's default (the stack rlimit, usually
+ * 8 MB) is kept when it is larger. */
+#define EMU_MIN_STACK ((size_t)8 << 20)
+
+static inline int emu_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    pthread_attr_t a;
+    if (pthread_attr_init(&a) != 0)
+        return pthread_create(t, NULL, fn, arg);
+    size_t sz = 0;
+    if (pthread_attr_getstacksize(&a, &sz) == 0 && sz < EMU_MIN_STACK)
+        pthread_attr_setstacksize(&a, EMU_MIN_STACK);
+    int rc = pthread_create(t, &a, fn, arg);
+    pthread_attr_destroy(&a);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ memory.c ---- */
 void emu_mem_read_lock(void);
 void emu_mem_read_unlock(void);

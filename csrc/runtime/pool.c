@@ -308,7 +308,7 @@ static void grow_pool(int want)
         pthread_mutex_init(&w->mu, NULL);
         pthread_cond_init(&w->cv, NULL);
         g_workers[i] = w;
-        if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+        if (emu_thread_create(&w->thread, worker_main, w) != 0) {
             pthread_mutex_destroy(&w->mu);
             pthread_cond_destroy(&w->cv);
             free(w);
@@ -615,6 +615,48 @@ static void busy_chunk(void *p, int64_t begin, int64_t end)
         while (emu_mono_ns() < until)
             emu_cpu_relax();
     }
+}
+
+typedef struct {
+    pthread_t caller;
+    int64_t min; /* atomic; INT64_MAX until a worker ran a chunk */
+} stack_ctx;
+
+static void stack_chunk(void *p, int64_t begin, int64_t end)
+{
+    stack_ctx *c = p;
+    (void)begin, (void)end;
+    int64_t until = emu_mono_ns() + 2000000;
+    while (emu_mono_ns() < until)
+        emu_cpu_relax();
+#if defined(__GLIBC__)
+    if (pthread_equal(pthread_self(), c->caller))
+        return;
+    pthread_attr_t a;
+    size_t sz = 0;
+    if (pthread_getattr_np(pthread_self(), &a) != 0)
+        return;
+    pthread_attr_getstacksize(&a, &sz);
+    pthread_attr_destroy(&a);
+    int64_t cur = __atomic_load_n(&c->min, __ATOMIC_RELAXED);
+    while ((int64_t)sz < cur &&
+           !__atomic_compare_exchange_n(&c->min, &cur, (int64_t)sz, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+        ;
+#endif
+}
+
+int64_t emu_test_pool_min_stack(int64_t nchunks)
+{
+#if defined(__GLIBC__)
+    stack_ctx c = {pthread_self(), INT64_MAX};
+    aclk_parallel_for(nchunks, 1, stack_chunk, &c);
+    int64_t m = __atomic_load_n(&c.min, __ATOMIC_RELAXED);
+    return m == INT64_MAX ? 0 : m;
+#else
+    (void)nchunks;
+    return -1;
+#endif
 }
 
 void emu_test_parallel_busy(int64_t nchunks, int64_t chunk_us)

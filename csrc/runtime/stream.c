@@ -474,7 +474,7 @@ uintptr_t emu_stream_create(int32_t device)
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->work_cv, NULL);
     pthread_cond_init(&s->done_cv, NULL);
-    if (pthread_create(&s->thread, NULL, worker_main, s) != 0) {
+    if (emu_thread_create(&s->thread, worker_main, s) != 0) {
         stream_free(&s->ref);
         return 0;
     }
