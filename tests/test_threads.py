@@ -658,7 +658,7 @@ def test_pool_threads_do_not_take_a_small_default_stack():
                            (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       preexec_fn=small_stack, timeout=120)
+                       preexec_fn=small_stack, timeout=120, cwd=tempfile.gettempdir())
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
     got = int(r.stdout)
     if got == -1:
