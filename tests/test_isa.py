@@ -212,6 +212,20 @@ for dt in (F32, F16, BF16):
             assert lib.aclk_softmax_bwd(CODE[dt], P(g), P(y), P(r), o, a, i, lg) == 0
             digest(f"softmax_bwd {dt} {shape} log={lg}", r)
 
+# 16-bit softmax_backward rows with every bit pattern, shuffled, in both grad and y (NaNs with
+# payloads, signaling NaNs, infinities and subnormals on either side of each multiply)
+for dt in (F16, BF16):
+    for shape in [(16, 4096, 1), (655, 100, 1)]:
+        n = int(np.prod(shape))
+        rng = np.random.default_rng(9)
+        g = np.ascontiguousarray(inputs(dt, 65536, 9)[rng.permutation(65536)][:n]).reshape(shape)
+        y = np.ascontiguousarray(inputs(dt, 65536, 9)[rng.permutation(65536)][:n]).reshape(shape)
+        o, a, i = shape
+        for lg in (0, 1):
+            r = np.empty_like(g)
+            assert lib.aclk_softmax_bwd(CODE[dt], P(g), P(y), P(r), o, a, i, lg) == 0
+            digest(f"softmax_bwd patterns {dt} {shape} log={lg}", r)
+
 print(json.dumps(out))
 '''
 
