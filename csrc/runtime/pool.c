@@ -607,14 +607,23 @@ int emu_test_parallel_sum(int64_t n, int64_t grain)
     return rc;
 }
 
+static void busy_wait_us(int64_t us)
+{
+    int64_t until = emu_mono_ns() + us * 1000;
+    while (emu_mono_ns() < until)
+        emu_cpu_relax();
+}
+
 static void busy_chunk(void *p, int64_t begin, int64_t end)
 {
     int64_t us = *(const int64_t *)p;
-    for (int64_t k = begin; k < end; k++) {
-        int64_t until = emu_mono_ns() + us * 1000;
-        while (emu_mono_ns() < until)
-            emu_cpu_relax();
-    }
+    for (int64_t k = begin; k < end; k++)
+        busy_wait_us(us);
+}
+
+void emu_test_parallel_busy(int64_t nchunks, int64_t chunk_us)
+{
+    aclk_parallel_for(nchunks, 1, busy_chunk, &chunk_us);
 }
 
 typedef struct {
@@ -626,9 +635,7 @@ static void stack_chunk(void *p, int64_t begin, int64_t end)
 {
     stack_ctx *c = p;
     (void)begin, (void)end;
-    int64_t until = emu_mono_ns() + 2000000;
-    while (emu_mono_ns() < until)
-        emu_cpu_relax();
+    busy_wait_us(2000); /* long enough for the workers to take chunks */
 #if defined(__GLIBC__)
     if (pthread_equal(pthread_self(), c->caller))
         return;
@@ -657,11 +664,6 @@ int64_t emu_test_pool_min_stack(int64_t nchunks)
     (void)nchunks;
     return -1;
 #endif
-}
-
-void emu_test_parallel_busy(int64_t nchunks, int64_t chunk_us)
-{
-    aclk_parallel_for(nchunks, 1, busy_chunk, &chunk_us);
 }
 
 static void empty_chunk(void *p, int64_t begin, int64_t end)
