@@ -206,11 +206,23 @@ ACLK_AVX2_INLINE __m256i avx2_to_i32(__m256 v)
     return _mm256_blendv_epi8(r, _mm256_set1_epi32(INT32_MAX), _mm256_castps_si256(big));
 }
 
-/* store 16 results (v0 then v1) at element i */
+/* load 16 elements at i into v0, v1: in element order (v0: 0-7, v1: 8-15), except bfloat16,
+   which comes in the unpack's lane order that avx2_st2 undoes (the kernels are elementwise) */
+ACLK_AVX2_INLINE void avx2_ld2(int dt, const void *p, int64_t i, __m256 *v0, __m256 *v1)
+{
+    if (dt == ACLK_BF16) {
+        aclk_avx2_ld2_bf16_lanes((const uint16_t *)p + i, v0, v1);
+    } else {
+        *v0 = avx2_ld(dt, p, i);
+        *v1 = avx2_ld(dt, p, i + 8);
+    }
+}
+
+/* store 16 results (v0 then v1, in avx2_ld2's order) at element i */
 ACLK_AVX2_INLINE void avx2_st2(int dt, int nt, void *p, int64_t i, __m256 v0, __m256 v1)
 {
     if (dt == ACLK_F16 || dt == ACLK_BF16) {
-        __m256i r = dt == ACLK_F16 ? aclk_avx2_cvt2_f16(v0, v1) : aclk_avx2_cvt2_bf16(v0, v1);
+        __m256i r = dt == ACLK_F16 ? aclk_avx2_cvt2_f16(v0, v1) : aclk_avx2_cvt2_bf16_lanes(v0, v1);
         __m256i *d = (__m256i *)((uint16_t *)p + i);
         if (nt)
             _mm256_stream_si256(d, r);
@@ -319,10 +331,13 @@ ACLK_AVX2_INLINE void avx2_run(int dt, int nt, int bwd, const hs_job *j, int64_t
     } else {
         const __m256 a = _mm256_set1_ps((float)alpha), b = _mm256_set1_ps((float)beta);
         for (; i + 16 <= i1; i += 16) {
-            __m256 v0 = avx2_ld(dt, x, i), v1 = avx2_ld(dt, x, i + 8);
+            __m256 v0, v1;
+            avx2_ld2(dt, x, i, &v0, &v1);
             if (bwd) {
-                v0 = avx2_hsg(avx2_ld(dt, g, i), v0, a, b);
-                v1 = avx2_hsg(avx2_ld(dt, g, i + 8), v1, a, b);
+                __m256 g0, g1;
+                avx2_ld2(dt, g, i, &g0, &g1);
+                v0 = avx2_hsg(g0, v0, a, b);
+                v1 = avx2_hsg(g1, v1, a, b);
             } else {
                 v0 = avx2_hs(v0, a, b);
                 v1 = avx2_hs(v1, a, b);
