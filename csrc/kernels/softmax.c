@@ -799,15 +799,34 @@ ACLK_INLINE void bwd_combine(int lg, const float *restrict pg, const float *rest
     }
 }
 
+/* log_softmax_backward's output pass computes an exp per element while its first pass (the sum
+   of grad) reads only grad: on rows (inner 1) the output pass prefetches the next row's grad
+   and y, a part per SEG piece (a0: the piece's start), so that memory works during the exps
+   and the next row's reads come from cache. Nothing for softmax_backward (its first pass reads
+   both inputs; prefetching measured no gain there) or the last row. */
+ACLK_INLINE void prefetch_next_lg_row(const bwd_args *c, int64_t base, int64_t a0)
+{
+    if (!c->lg || base + c->axis >= c->outer * c->axis)
+        return;
+    const int64_t esz = c->dt == ACLK_F32 ? 4 : 2, nbytes = c->axis * esz;
+    const int64_t nb = (c->axis + SEG - 1) / SEG, i = a0 / SEG;
+    const int64_t off = (base + c->axis) * esz;
+    prefetch_part((const char *)c->g + off, nbytes, i, nb);
+    prefetch_part((const char *)c->yv + off, nbytes, i, nb);
+}
+
 #if defined(ACLK_X86)
-/* 16-bit softmax_backward rows at the AVX2 level and above: the halves are converted in
-   registers inside the dot and combine loops instead of being widened into float32 row buffers
-   first (which wrote and reread 32 KB per row): a float16 row in cache 0.55 -> 0.38 ns per
-   element. The same lanes (RW = 64) and fold as row_dot_f, the same per-element arithmetic as
-   bwd_combine (a multiply, then an add or a subtract; never fused), so the same bits for every
-   row whose dot is not NaN; a row with a NaN dot is recomputed by the widening path (see
+/* 16-bit softmax_backward and log_softmax_backward rows at the AVX2 level and above: the halves
+   are converted in registers inside the reduction and output loops instead of being widened
+   into float32 row buffers first (which wrote and reread 32 KB per row): a float16
+   softmax_backward row in cache 0.55 -> 0.38 ns per element. The same lanes (RW = 64) and fold
+   as row_dot_f / row_sum_f, the same per-element arithmetic as bwd_combine (a multiply, then
+   an add or a subtract; never fused; log_softmax_backward's exp on the piece's y widened into
+   the output buffer, with the same choice of exp), so the same bits for every row whose
+   reduction is not NaN; a row with a NaN reduction is recomputed by the widening path (see
    bwd_short_rows_chunk), so NaN payloads match too, and vcvtph2ps quieting a float16 signaling
-   NaN (the exact conversion keeps it) never reaches an output. */
+   NaN (the exact conversion keeps it) never reaches an output: every NaN goes through float
+   arithmetic first, which quiets it with the same payload. */
 ACLK_AVX2_INLINE __m256 ld16x8(const uint16_t *p, const int bf)
 {
     return bf ? aclk_avx2_ld_bf16(p) : aclk_avx2_ld_f16_raw(p);
@@ -818,21 +837,24 @@ ACLK_AVX2_INLINE float ld16(uint16_t h, const int bf)
     return bf ? aclk_bf16_to_f32(h) : aclk_f16_to_f32(h);
 }
 
-ACLK_AVX2_INLINE float row16_dot(const uint16_t *g, const uint16_t *y, int64_t n, const int bf)
+/* dot(g, y) (lg: sum(g)) of one 16-bit row */
+ACLK_AVX2_INLINE float row16_reduce(const uint16_t *g, const uint16_t *y, int64_t n,
+                                    const int bf, const int lg)
 {
     __m256 a[RW / 8];
     for (int j = 0; j < RW / 8; j++)
         a[j] = _mm256_setzero_ps();
     int64_t k = 0;
     for (; k + RW <= n; k += RW)
-        for (int j = 0; j < RW / 8; j++)
-            a[j] = _mm256_add_ps(a[j], _mm256_mul_ps(ld16x8(g + k + 8 * j, bf),
-                                                     ld16x8(y + k + 8 * j, bf)));
+        for (int j = 0; j < RW / 8; j++) {
+            const __m256 vg = ld16x8(g + k + 8 * j, bf);
+            a[j] = _mm256_add_ps(a[j], lg ? vg : _mm256_mul_ps(vg, ld16x8(y + k + 8 * j, bf)));
+        }
     float acc[RW];
     for (int j = 0; j < RW / 8; j++)
         _mm256_storeu_ps(acc + 8 * j, a[j]);
     for (int j = 0; k + j < n; j++)
-        acc[j] += ld16(g[k + j], bf) * ld16(y[k + j], bf);
+        acc[j] += lg ? ld16(g[k + j], bf) : ld16(g[k + j], bf) * ld16(y[k + j], bf);
     fold_sum_f(acc, RW, 1);
     return acc[0];
 }
@@ -854,25 +876,64 @@ ACLK_AVX2_INLINE void row16_combine(const uint16_t *g, const uint16_t *y, float 
     }
 }
 
-/* s = dot(g, y) of one 16-bit row (bf: bfloat16, else float16) */
-ACLK_TARGET_AVX2 static float row16_dot_avx2(int bf, const uint16_t *g, const uint16_t *y,
-                                             int64_t n)
+/* d[k] = g[k] - exp(y[k])*s: y widened into d, which gets its exps in place (the exp for
+   arguments <= 0 when no y[k] > 0, as bwd_combine chooses), then the combine reads g in
+   registers */
+ACLK_AVX2_INLINE void row16_combine_lg(const uint16_t *g, const uint16_t *y, float s, float *d,
+                                       int64_t n, const int bf)
 {
-    return bf ? row16_dot(g, y, n, 1) : row16_dot(g, y, n, 0);
+    __m256 pos = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        const __m256 vy = ld16x8(y + k, bf);
+        pos = _mm256_or_ps(pos, _mm256_cmp_ps(vy, _mm256_setzero_ps(), _CMP_GT_OQ));
+        _mm256_storeu_ps(d + k, vy);
+    }
+    int any = !_mm256_testz_ps(pos, pos);
+    for (; k < n; k++) {
+        d[k] = ld16(y[k], bf);
+        any |= d[k] > 0.0f;
+    }
+    if (any)
+        aclk_vexp_f32(d, d, n);
+    else
+        aclk_vexp_sub1_f32(d, 0.0f, d, n);
+    const __m256 vs = _mm256_set1_ps(s);
+    for (k = 0; k + 8 <= n; k += 8)
+        _mm256_storeu_ps(d + k, _mm256_sub_ps(ld16x8(g + k, bf),
+                                              _mm256_mul_ps(_mm256_loadu_ps(d + k), vs)));
+    for (; k < n; k++)
+        d[k] = ld16(g[k], bf) - d[k] * s;
 }
 
-/* the output of one 16-bit row from its dot s */
+/* s = dot(g, y) (lg: sum(g)) of one 16-bit row (bf: bfloat16, else float16) */
+ACLK_TARGET_AVX2 static float row16_reduce_avx2(int bf, int lg, const uint16_t *g,
+                                                const uint16_t *y, int64_t n)
+{
+    if (lg)
+        return bf ? row16_reduce(g, y, n, 1, 1) : row16_reduce(g, y, n, 0, 1);
+    return bf ? row16_reduce(g, y, n, 1, 0) : row16_reduce(g, y, n, 0, 0);
+}
+
+/* the output of one 16-bit row from its reduction s */
 ACLK_TARGET_AVX2 static void row16_out_avx2(const bwd_args *c, int64_t base, float s)
 {
     float obuf[SEG];
     const int bf = c->dt == ACLK_BF16;
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
     for (int64_t a0 = 0; a0 < c->axis; a0 += SEG) {
+        prefetch_next_lg_row(c, base, a0);
         const int64_t len = min64(SEG, c->axis - a0);
-        if (bf)
+        if (c->lg) {
+            if (bf)
+                row16_combine_lg(g + a0, y + a0, s, obuf, len, 1);
+            else
+                row16_combine_lg(g + a0, y + a0, s, obuf, len, 0);
+        } else if (bf) {
             row16_combine(g + a0, y + a0, s, obuf, len, 1);
-        else
+        } else {
             row16_combine(g + a0, y + a0, s, obuf, len, 0);
+        }
         put_f32(c->nt, c->dt, c->out, base + a0, len, obuf);
     }
 }
@@ -887,17 +948,18 @@ ACLK_CLONES static void bwd_short_rows_chunk(void *ctx, int64_t r0, int64_t r1)
     float gb[ROWBUF], yb[ROWBUF], obuf[SEG];
     const int64_t n = c->axis;
 #if defined(ACLK_X86)
-    const int fast16 = c->dt != ACLK_F32 && !c->lg && aclk_isa_level() >= ACLK_ISA_AVX2;
+    const int fast16 = c->dt != ACLK_F32 && aclk_isa_level() >= ACLK_ISA_AVX2;
 #endif
     for (int64_t r = r0; r < r1; r++) {
         const int64_t base = r * n;
 #if defined(ACLK_X86)
         if (fast16) {
-            /* a NaN dot (a NaN or inf * 0 in the row) takes the widening path below: which of
-               several NaNs survives a sum depends on the order of each add's operands, and
-               that path's order is the one every ISA level shares */
-            const float s = row16_dot_avx2(c->dt == ACLK_BF16, (const uint16_t *)c->g + base,
-                                           (const uint16_t *)c->yv + base, n);
+            /* a NaN reduction (a NaN, inf - inf or inf * 0 in the row) takes the widening path
+               below: which of several NaNs survives a sum depends on the order of each add's
+               operands, and that path's order is the one every ISA level shares */
+            const float s = row16_reduce_avx2(c->dt == ACLK_BF16, c->lg,
+                                              (const uint16_t *)c->g + base,
+                                              (const uint16_t *)c->yv + base, n);
             if (s == s) {
                 row16_out_avx2(c, base, s);
                 continue;
@@ -909,6 +971,7 @@ ACLK_CLONES static void bwd_short_rows_chunk(void *ctx, int64_t r0, int64_t r1)
         const float s = c->lg ? row_sum_f(pg, n) : row_dot_f(pg, py, n);
         for (int64_t a0 = 0; a0 < n; a0 += SEG) {
             int64_t len = min64(SEG, n - a0);
+            prefetch_next_lg_row(c, base, a0);
             bwd_combine(c->lg, pg + a0, py + a0, &s, 0, obuf, len);
             put_f32(c->nt, c->dt, c->out, base + a0, len, obuf);
         }
