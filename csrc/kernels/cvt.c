@@ -207,9 +207,17 @@ ACLK_TARGET_AVX512 static void avx512_bf16_to_f32(const uint16_t *restrict s,
 ACLK_AVX512_INLINE void avx512_narrow(int bf, int nt, const float *restrict s,
                                       uint16_t *restrict d, int64_t n)
 {
-    int64_t i = nt ? aclk_nt_head(d, 2, 32, n) : 0;
+    int64_t i = nt ? aclk_nt_head(d, 2, bf ? 64 : 32, n) : 0;
     for (int64_t k = 0; k < i; k++)
         d[k] = bf ? aclk_f32_to_bf16(s[k]) : aclk_f32_to_f16(s[k]);
+    /* bfloat16 32 at a time: one NaN compare and one pack for two vectors, 64-byte stores */
+    for (; bf && i + 32 <= n; i += 32) {
+        __m512i r = aclk_avx512_cvt2_bf16(_mm512_loadu_ps(s + i), _mm512_loadu_ps(s + i + 16));
+        if (nt)
+            _mm512_stream_si512((void *)(d + i), r);
+        else
+            _mm512_storeu_si512((void *)(d + i), r);
+    }
     for (; i + 16 <= n; i += 16) {
         __m512 v = _mm512_loadu_ps(s + i);
         __m256i r = bf ? aclk_avx512_cvt_bf16(v) : aclk_avx512_cvt_f16(v);

@@ -483,6 +483,28 @@ ACLK_AVX512_INLINE void avx512_run(int dt, int nt, int bwd, const hs_job *j, int
         }
     } else {
         const __m512 a = _mm512_set1_ps((float)j->alpha), b = _mm512_set1_ps((float)j->beta);
+        /* bfloat16 32 at a time in the unpack's lane order, as avx2_ld2 / avx2_st2 */
+        for (; dt == ACLK_BF16 && i + 32 <= i1; i += 32) {
+            __m512 v0, v1;
+            aclk_avx512_ld2_bf16_lanes((const uint16_t *)j->x + i, &v0, &v1);
+            if (bwd) {
+                __m512 g0, g1;
+                aclk_avx512_ld2_bf16_lanes((const uint16_t *)j->grad + i, &g0, &g1);
+                v0 = avx512_hsg(g0, v0, a, b);
+                v1 = avx512_hsg(g1, v1, a, b);
+            } else {
+                v0 = avx512_hs(v0, a, b);
+                v1 = avx512_hs(v1, a, b);
+            }
+            __m512i r = aclk_avx512_cvt2_bf16_lanes(v0, v1);
+            __m256i *q = (__m256i *)((uint16_t *)j->y + i);
+            if (nt) {
+                _mm256_stream_si256(q, _mm512_castsi512_si256(r));
+                _mm256_stream_si256(q + 1, _mm512_extracti64x4_epi64(r, 1));
+            } else {
+                _mm512_storeu_si512((void *)q, r);
+            }
+        }
         for (; i + 16 <= i1; i += 16) {
             __m512 v = avx512_ld(dt, j->x, i);
             v = bwd ? avx512_hsg(avx512_ld(dt, j->grad, i), v, a, b) : avx512_hs(v, a, b);
