@@ -229,6 +229,51 @@ def test_large_outputs_bit_identical(threads_restored):
     _same_bytes(_per_thread_count(hs), "large hardsigmoid")
 
 
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_streamed_outputs_equal_normal_stores(threads_restored, dtype):
+    """A softmax-family output above half the last-level cache (non-temporal stores, whole
+    lines only) against the same outer slabs computed one at a time (each below that size:
+    normal stores): the same bytes. Column blocks of short runs at a stride that is not a whole
+    number of 64-byte lines, the output at an odd element offset, and the poison around it
+    untouched; 2 threads, so that neighbouring runs are stored by different threads."""
+    dt = DTYPES[dtype]
+    esz = 4 if dt == F32 else 2
+    half_llc = int(lib.aclk_llc_bytes()) // 2
+    axis = 250
+    inner = max(601, half_llc // (2 * esz * axis)) | 1  # a slab below half the cache
+    slab = axis * inner
+    outer = half_llc // (slab * esz) + 2  # the whole output above it
+    rng = _rng("streamed", dtype)
+    x = _as_dtype(rng.standard_normal(outer * slab) * 3, dt)
+    g = _as_dtype(rng.standard_normal(outer * slab), dt)
+    rt.set_num_threads(2)
+    for log in (0, 1):
+        def whole(fn, *ins):
+            buf = _poisoned((outer * slab + 16,), dt)
+            assert fn(dt, *[_p(a) for a in ins], _p(buf[3:]), outer, axis, inner, log) == 0
+            assert not np.any(buf.view(np.uint8)[:3 * esz] != 0xA5)
+            assert not np.any(buf.view(np.uint8)[(outer * slab + 3) * esz:] != 0xA5)
+            return buf[3:3 + outer * slab]
+
+        def slabs(fn, *ins):
+            out = np.empty(outer * slab, STORAGE[dt])
+            for o in range(outer):
+                part = slice(o * slab, (o + 1) * slab)
+                args = [_p(np.ascontiguousarray(a[part])) for a in ins]
+                piece = np.empty(slab, STORAGE[dt])
+                assert fn(dt, *args, _p(piece), 1, axis, inner, log) == 0
+                out[part] = piece
+            return out
+
+        y = whole(lib.aclk_softmax_fwd, x)
+        want = slabs(lib.aclk_softmax_fwd, x)
+        assert y.tobytes() == want.tobytes(), f"softmax log={log} {dtype}: streamed != normal"
+        y = np.ascontiguousarray(y)
+        got = whole(lib.aclk_softmax_bwd, g, y)
+        want = slabs(lib.aclk_softmax_bwd, g, y)
+        assert got.tobytes() == want.tobytes(), f"backward log={log} {dtype}: streamed != normal"
+
 # --------------------------------------------------------------------- aclk_parallel_for ----
 
 

@@ -373,20 +373,35 @@ ACLK_INLINE void aclk_store_f32(int dt, void *base, int64_t off, int64_t n, cons
     }
 }
 
-/* aclk_store_f32 with non-temporal stores: the same bytes; for outputs aclk_use_nt() picked
-   (short spans are stored normally). Call aclk_nt_fence() once before the chunk returns. */
+/* aclk_store_f32 with non-temporal stores: the same bytes; for outputs aclk_use_nt() picked.
+   Only whole 64-byte lines inside the span are streamed; the partial lines at either end (and
+   spans too short to hold a whole line) are stored normally. A line that gets a normal store
+   and a streaming store (here, or from the neighbouring span of another block or thread) is
+   read in and written twice: column blocks of short runs at a stride that is not a whole
+   number of lines did that at both ends of every run: bfloat16 softmax over dim 1 of
+   (8, 500, 4100) (256-byte runs), 2 threads, cold, 17.3 -> 10.0 ms with whole lines only.
+   Call aclk_nt_fence() once before the chunk returns. */
 ACLK_INLINE void aclk_store_f32_nt(int dt, void *base, int64_t off, int64_t n,
                                    const float *src)
 {
-    if (n < 64) {
+    const int64_t es = dt == ACLK_F32 ? 4 : 2, per_line = 64 / es;
+    const uintptr_t a = (uintptr_t)((char *)base + off * es);
+    int64_t h = a % (uintptr_t)es ? n : (int64_t)((64 - a % 64) % 64) / es;
+    if (h > n)
+        h = n;
+    const int64_t body = (n - h) / per_line * per_line;
+    if (body < 2 * per_line) {
         aclk_store_f32(dt, base, off, n, src);
-    } else if (dt == ACLK_F32) {
-        aclk_copy_f32_nt((float *)base + off, src, n);
-    } else if (dt == ACLK_F16) {
-        aclk_cvt()->f32_to_f16_nt(src, (uint16_t *)base + off, n);
-    } else {
-        aclk_cvt()->f32_to_bf16_nt(src, (uint16_t *)base + off, n);
+        return;
     }
+    aclk_store_f32(dt, base, off, h, src);
+    if (dt == ACLK_F32)
+        aclk_copy_f32_nt((float *)base + off + h, src + h, body);
+    else if (dt == ACLK_F16)
+        aclk_cvt()->f32_to_f16_nt(src + h, (uint16_t *)base + off + h, body);
+    else
+        aclk_cvt()->f32_to_bf16_nt(src + h, (uint16_t *)base + off + h, body);
+    aclk_store_f32(dt, base, off + h + body, n - h - body, src + h + body);
 }
 
 #endif /* ACLK_DTYPE_H */
