@@ -249,14 +249,14 @@ def test_streamed_outputs_equal_normal_stores(threads_restored, dtype):
     g = _as_dtype(rng.standard_normal(outer * slab), dt)
     rt.set_num_threads(2)
     for log in (0, 1):
-        def whole(fn, *ins):
+        def whole(fn, *ins, log=log):
             buf = _poisoned((outer * slab + 16,), dt)
             assert fn(dt, *[_p(a) for a in ins], _p(buf[3:]), outer, axis, inner, log) == 0
             assert not np.any(buf.view(np.uint8)[:3 * esz] != 0xA5)
             assert not np.any(buf.view(np.uint8)[(outer * slab + 3) * esz:] != 0xA5)
             return buf[3:3 + outer * slab]
 
-        def slabs(fn, *ins):
+        def slabs(fn, *ins, log=log):
             out = np.empty(outer * slab, STORAGE[dt])
             for o in range(outer):
                 part = slice(o * slab, (o + 1) * slab)
