@@ -386,26 +386,47 @@ class Evictor:
 
 
 def _rounds(fns: dict, repeat: int, evict: Optional[Callable],
-            slow_s: float = SLOW_CALL_S) -> tuple[dict, dict, dict]:
+            slow_s: float = SLOW_CALL_S, paired: tuple = ()) -> tuple[dict, dict, dict]:
     """({name: median ms}, {name: the warm-up call's result}, {name: timed calls}): each
-    contender in turn gets one warm-up call, then ``repeat`` timed calls (at most SLOW_REPEAT
-    when the warm-up took longer than ``slow_s`` seconds), ``evict`` before every timed call.
-    (Contenders are not interleaved call by call: a thread pool that spins after its call, as
-    OpenMP's does, would slow the next contender's call.)"""
+    contender gets one warm-up call, then ``repeat`` timed calls (at most SLOW_REPEAT when the
+    warm-up took longer than ``slow_s`` seconds), ``evict`` before every timed call.
+    The contenders named in ``paired`` (the emulator and the floor, which run on the same
+    kernel pool) take their timed calls in turn, call by call, so that a drift of the machine's
+    speed moves both medians alike; the others run one after the other, not call by call: a
+    thread pool that spins after its call, as OpenMP's does, would slow the next contender's
+    call."""
     clock = time.perf_counter
     medians, first, counts = {}, {}, {}
+
+    def timed(fn) -> float:
+        if evict is not None:
+            evict()
+        t0 = clock()
+        fn()
+        return (clock() - t0) * 1e3
+
+    pair = [name for name in fns if name in paired]
+    if pair:
+        n = repeat
+        for name in pair:
+            t0 = clock()
+            first[name] = fns[name]()
+            if clock() - t0 > slow_s:
+                n = min(n, SLOW_REPEAT)
+        times: dict = {name: [] for name in pair}
+        for _ in range(n):
+            for name in pair:
+                times[name].append(timed(fns[name]))
+        for name in pair:
+            medians[name], counts[name] = statistics.median(times[name]), n
     for name, fn in fns.items():
+        if name in pair:
+            continue
         t0 = clock()
         first[name] = fn()
         n = repeat if clock() - t0 <= slow_s else min(repeat, SLOW_REPEAT)
-        times = []
-        for _ in range(n):
-            if evict is not None:
-                evict()
-            t0 = clock()
-            fn()
-            times.append((clock() - t0) * 1e3)
-        medians[name], counts[name] = statistics.median(times), n
+        ts = [timed(fn) for _ in range(n)]
+        medians[name], counts[name] = statistics.median(ts), n
     return medians, first, counts
 
 
@@ -569,7 +590,8 @@ class Runner:
                     if numpy_fn is not None and cache not in numpy_ms:
                         fns["numpy"] = numpy_fn
                     ms, results, counts = _rounds(fns, self.repeat,
-                                                  self.evict if cache == "cold" else None)
+                                                  self.evict if cache == "cold" else None,
+                                                  paired=("emulator", "floor"))
                     if "numpy" in ms:
                         numpy_ms[cache] = ms["numpy"]
                         if numpy_err is None:

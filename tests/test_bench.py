@@ -241,3 +241,43 @@ def test_without_torch_the_column_is_empty_and_the_hint_printed(monkeypatch):
     assert "download.pytorch.org/whl/cpu" in result.stdout
     row = next(line for line in result.stdout.splitlines() if line.startswith("Hardsigmoid "))
     assert row.split()[10:12] == ["-", "-"]  # torch ms, x torch
+
+
+def test_rounds_pairs_the_emulator_and_the_floor_call_by_call():
+    """The paired contenders take their timed calls in turn (so a drift of the machine's speed
+    moves both medians alike); the others run one after the other; eviction before every timed
+    call, none before a warm-up."""
+    log: list = []
+
+    def fn(name):
+        def call():
+            log.append(name)
+            return name
+        return call
+
+    fns = {"emulator": fn("e"), "floor": fn("f"), "torch": fn("t"), "numpy": fn("n")}
+    ms, first, counts = bench._rounds(fns, 3, lambda: log.append("x"),
+                                      paired=("emulator", "floor"))
+    assert log == ["e", "f", "x", "e", "x", "f", "x", "e", "x", "f", "x", "e", "x", "f",
+                   "t", "x", "t", "x", "t", "x", "t", "n", "x", "n", "x", "n", "x", "n"]
+    assert first == {"emulator": "e", "floor": "f", "torch": "t", "numpy": "n"}
+    assert counts == {"emulator": 3, "floor": 3, "torch": 3, "numpy": 3}
+    assert set(ms) == set(fns) and all(v >= 0 for v in ms.values())
+
+
+def test_rounds_slow_warm_up_limits_the_pair():
+    """A slow warm-up of either paired contender limits both to SLOW_REPEAT timed calls."""
+    import time as _time
+    calls = {"emulator": 0, "floor": 0}
+
+    def slow():
+        calls["floor"] += 1
+        _time.sleep(0.02)
+
+    def quick():
+        calls["emulator"] += 1
+
+    _, _, counts = bench._rounds({"emulator": quick, "floor": slow}, 7, None, slow_s=0.01,
+                                 paired=("emulator", "floor"))
+    assert counts == {"emulator": bench.SLOW_REPEAT, "floor": bench.SLOW_REPEAT}
+    assert calls == {"emulator": bench.SLOW_REPEAT + 1, "floor": bench.SLOW_REPEAT + 1}
