@@ -203,7 +203,8 @@ ACLK_TARGET_AVX512 static void avx512_bf16_to_f32(const uint16_t *restrict s,
         d[i] = aclk_bf16_to_f32(s[i]);
 }
 
-/* narrowing, normal or streaming (32-byte stores of 16 elements, 32-byte aligned) */
+/* narrowing, normal or streaming (float16: 32-byte stores of 16 elements, 32-byte aligned;
+   bfloat16: 64-byte stores of 32, 64-byte aligned, then at most one 32-byte store of 16) */
 ACLK_AVX512_INLINE void avx512_narrow(int bf, int nt, const float *restrict s,
                                       uint16_t *restrict d, int64_t n)
 {

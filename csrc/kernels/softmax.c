@@ -1026,15 +1026,6 @@ typedef struct {
 } bwd_ws;
 
 #if defined(ACLK_X86)
-/* 16-bit softmax_backward column blocks at the AVX2 level and above, as the 16-bit rows: grad
-   and y converted in registers in both passes (each read twice, the second time from cache)
-   instead of widened into float32 copies that the passes write and reread (8 bytes per element
-   each way). The same arithmetic per element as bwd_block (vdot_acc_f, fold_sum_f,
-   bwd_combine: a multiply, then an add or a subtract), so the same bits; a block with a NaN
-   column dot returns 0 and is computed by bwd_block, whose operand order every ISA level
-   shares (as for the rows). Not for log_softmax_backward: its exp per element decides its
-   speed, and this path measured no faster there (float16 in cache 0.64 -> 0.59 ns per
-   element, bfloat16 0.55 -> 0.63, cold unchanged). */
 /* the offset and length of the block's a-rows from a0 (a segment), both inputs' runs ahead
    prefetched */
 ACLK_INLINE int64_t col16_run(const bwd_args *c, const blk_t *b, int64_t base, int64_t a0,
@@ -1047,6 +1038,15 @@ ACLK_INLINE int64_t col16_run(const bwd_args *c, const blk_t *b, int64_t base, i
     return off;
 }
 
+/* 16-bit softmax_backward column blocks at the AVX2 level and above, as the 16-bit rows: grad
+   and y converted in registers in both passes (each read twice, the second time from cache)
+   instead of widened into float32 copies that the passes write and reread (8 bytes per element
+   each way). The same arithmetic per element as bwd_block (vdot_acc_f, fold_sum_f,
+   bwd_combine: a multiply, then an add or a subtract), so the same bits; a block with a NaN
+   column dot returns 0 and is computed by bwd_block, whose operand order every ISA level
+   shares (as for the rows). Not for log_softmax_backward: its exp per element decides its
+   speed, and this path measured no faster there (float16 in cache 0.64 -> 0.59 ns per
+   element, bfloat16 0.55 -> 0.63, cold unchanged). */
 ACLK_AVX2_INLINE int col16_block(const bwd_args *c, int64_t o, int64_t i0, blk_t b,
                                  bwd_ws *ws, const int bf)
 {
