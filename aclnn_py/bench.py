@@ -406,27 +406,20 @@ def _rounds(fns: dict, repeat: int, evict: Optional[Callable],
         return (clock() - t0) * 1e3
 
     pair = [name for name in fns if name in paired]
-    if pair:
+    groups = ([pair] if pair else []) + [[name] for name in fns if name not in pair]
+    for group in groups:  # a group's calls in turn; a slow warm-up limits the whole group
         n = repeat
-        for name in pair:
+        for name in group:
             t0 = clock()
             first[name] = fns[name]()
             if clock() - t0 > slow_s:
                 n = min(n, SLOW_REPEAT)
-        times: dict = {name: [] for name in pair}
+        times: dict = {name: [] for name in group}
         for _ in range(n):
-            for name in pair:
+            for name in group:
                 times[name].append(timed(fns[name]))
-        for name in pair:
+        for name in group:
             medians[name], counts[name] = statistics.median(times[name]), n
-    for name, fn in fns.items():
-        if name in pair:
-            continue
-        t0 = clock()
-        first[name] = fn()
-        n = repeat if clock() - t0 <= slow_s else min(repeat, SLOW_REPEAT)
-        ts = [timed(fn) for _ in range(n)]
-        medians[name], counts[name] = statistics.median(ts), n
     return medians, first, counts
 
 

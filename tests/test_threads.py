@@ -229,7 +229,6 @@ def test_large_outputs_bit_identical(threads_restored):
     _same_bytes(_per_thread_count(hs), "large hardsigmoid")
 
 
-
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_streamed_outputs_equal_normal_stores(threads_restored, dtype):
     """A softmax-family output above half the last-level cache (non-temporal stores, whole
@@ -273,6 +272,7 @@ def test_streamed_outputs_equal_normal_stores(threads_restored, dtype):
         got = whole(lib.aclk_softmax_bwd, g, y)
         want = slabs(lib.aclk_softmax_bwd, g, y)
         assert got.tobytes() == want.tobytes(), f"backward log={log} {dtype}: streamed != normal"
+
 
 # --------------------------------------------------------------------- aclk_parallel_for ----
 

@@ -180,20 +180,8 @@ ACLK_AVX512_INLINE __m256i aclk_avx512_cvt_f16(__m512 v)
     return _mm512_cvtps_ph(v, ACLK_F16_RNE);
 }
 
-/* the bfloat16 bits of 16 floats, one per 32-bit lane (values < 2^16) */
-ACLK_AVX512_INLINE __m512i aclk_avx512_bf16_bits(__m512 v)
-{
-    __m512i u = _mm512_castps_si512(v);
-    __m512i hi = _mm512_srli_epi32(u, 16);
-    __m512i odd = _mm512_and_si512(hi, _mm512_set1_epi32(1));
-    __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), odd);
-    r = _mm512_srli_epi32(r, 16);
-    __m512i nan = _mm512_or_si512(hi, _mm512_set1_epi32(0x0040));
-    __mmask16 isnan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    return _mm512_mask_blend_epi32(isnan, r, nan);
-}
-
-/* aclk_avx512_bf16_bits for lanes that are not NaN */
+/* the bfloat16 bits of 16 floats that are not NaN, one per 32-bit lane (values < 2^16):
+   aclk_f32_to_bf16's round to nearest even */
 ACLK_AVX512_INLINE __m512i aclk_avx512_bf16_bits_num(__m512 v)
 {
     __m512i u = _mm512_castps_si512(v);
@@ -202,30 +190,25 @@ ACLK_AVX512_INLINE __m512i aclk_avx512_bf16_bits_num(__m512 v)
                              16);
 }
 
+/* the same for any floats: a NaN keeps its top bits, with the quiet bit set */
+ACLK_AVX512_INLINE __m512i aclk_avx512_bf16_bits(__m512 v)
+{
+    __m512i nan = _mm512_or_si512(_mm512_srli_epi32(_mm512_castps_si512(v), 16),
+                                  _mm512_set1_epi32(0x0040));
+    __mmask16 isnan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    return _mm512_mask_blend_epi32(isnan, aclk_avx512_bf16_bits_num(v), nan);
+}
+
 ACLK_AVX512_INLINE __m256i aclk_avx512_cvt_bf16(__m512 v)
 {
     return _mm512_cvtepi32_epi16(aclk_avx512_bf16_bits(v));
 }
 
-/* two vectors' bfloat16 bits packed within 128-bit lanes (0-3 of v0, 0-3 of v1, 4-7 of v0,
-   4-7 of v1, then the same for each later lane); one compare finds a NaN in either vector, and
-   without one (the common case) the rounding skips the NaN select */
-ACLK_AVX512_INLINE __m512i aclk_avx512_pack2_bf16_(__m512 v0, __m512 v1)
-{
-    if (!_mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q))
-        return _mm512_packus_epi32(aclk_avx512_bf16_bits_num(v0), aclk_avx512_bf16_bits_num(v1));
-    return _mm512_packus_epi32(aclk_avx512_bf16_bits(v0), aclk_avx512_bf16_bits(v1));
-}
-
-/* 32 floats (v0 then v1) -> 32 bfloat16 in element order */
-ACLK_AVX512_INLINE __m512i aclk_avx512_cvt2_bf16(__m512 v0, __m512 v1)
-{
-    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
-                                    aclk_avx512_pack2_bf16_(v0, v1));
-}
-
 /* The AVX-512 form of the elementwise pair (see aclk_avx2_ld2_bf16_lanes): 32 bfloat16 -> two
-   vectors in the unpack's lane order, and two such vectors -> 32 bfloat16 in element order. */
+   vectors in the unpack's lane order (v0: elements 0-3, 8-11, ... of each 128-bit lane's 8,
+   v1: 4-7, ...), and two such vectors -> 32 bfloat16 in element order (the pack within
+   128-bit lanes undoes the unpack). One compare finds a NaN in either vector; without one (the
+   common case) the rounding skips the NaN select. */
 ACLK_AVX512_INLINE void aclk_avx512_ld2_bf16_lanes(const uint16_t *p, __m512 *v0, __m512 *v1)
 {
     __m512i w = _mm512_loadu_si512((const void *)p), z = _mm512_setzero_si512();
@@ -235,7 +218,17 @@ ACLK_AVX512_INLINE void aclk_avx512_ld2_bf16_lanes(const uint16_t *p, __m512 *v0
 
 ACLK_AVX512_INLINE __m512i aclk_avx512_cvt2_bf16_lanes(__m512 v0, __m512 v1)
 {
-    return aclk_avx512_pack2_bf16_(v0, v1);
+    if (!_mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q))
+        return _mm512_packus_epi32(aclk_avx512_bf16_bits_num(v0), aclk_avx512_bf16_bits_num(v1));
+    return _mm512_packus_epi32(aclk_avx512_bf16_bits(v0), aclk_avx512_bf16_bits(v1));
+}
+
+/* 32 floats (v0 then v1) -> 32 bfloat16 in element order: the lanes' pack (0-3 of v0, 0-3 of
+   v1, 4-7 of v0, 4-7 of v1 per 128-bit lane) put back in order by 64-bit pieces */
+ACLK_AVX512_INLINE __m512i aclk_avx512_cvt2_bf16(__m512 v0, __m512 v1)
+{
+    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
+                                    aclk_avx512_cvt2_bf16_lanes(v0, v1));
 }
 
 /* elements to store with normal stores before dst + i*esize is aligned to `align` bytes
