@@ -13,15 +13,17 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
+from pathlib import Path
 
 import golden
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from aclnn_py import bench, functional
+from aclnn_py import _emu, bench, functional
 from aclnn_py.cli import main
 from aclnn_py.ops import REGISTRY
 from aclnn_py.runtime.core import lib
@@ -281,3 +283,37 @@ def test_rounds_slow_warm_up_limits_the_pair():
                                  paired=("emulator", "floor"))
     assert counts == {"emulator": bench.SLOW_REPEAT, "floor": bench.SLOW_REPEAT}
     assert calls == {"emulator": bench.SLOW_REPEAT + 1, "floor": bench.SLOW_REPEAT + 1}
+
+
+# ------------------------------------------------------ benchmarks/ab_kernels.py ----
+
+def _ab_kernels():
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "ab_kernels.py"
+    spec = importlib.util.spec_from_file_location("ab_kernels", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_ab_kernels_compares_a_build_with_itself():
+    """Every dtype x operator line, both builds timed (each call's status checked), the ratio
+    the quotient of the two medians."""
+    ab = _ab_kernels()
+    so = _emu.__file__
+    old, new = ab.load(so, "t_old"), ab.load(so, "t_new")
+    rows = ab.compare(old, new, (3, 5, 7), ["float32", "bfloat16"], list(ab.OPS), reps=2,
+                      junk_bytes=1 << 16)
+    assert [(d, op) for d, op, *_ in rows] == [(d, op) for d in ("float32", "bfloat16")
+                                               for op in ab.OPS]
+    for *_, a, b, ratio in rows:
+        assert a > 0 and b > 0 and ratio == pytest.approx(b / a)
+
+
+@pytest.mark.parametrize("args", [["--shape", "1,2"], ["--shape", "1,x,3"], ["--reps", "0"],
+                                  ["--dtype", "int32"]])
+def test_ab_kernels_bad_input_is_a_usage_error(args, capsys):
+    ab = _ab_kernels()
+    with pytest.raises(SystemExit) as exc:
+        ab.main(["old.so", "new.so", *args])
+    assert exc.value.code == 2
+    assert ("--shape" if "--shape" in args else args[0].lstrip("-")) in capsys.readouterr().err

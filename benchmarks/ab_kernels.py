@@ -1,0 +1,127 @@
+"""Two builds of the C core compared call by call in one process: is a kernel change faster?
+
+    python benchmarks/ab_kernels.py OLD NEW [--shape O,A,I] [--dtype DT] [--op OP] [--reps N]
+                                    [--threads T]
+
+OLD and NEW are compiled libraries (``aclnn_py/_emu*.so`` of two checkouts, each built with
+``python setup.py build_ext --inplace``). Both are loaded side by side (each has its own kernel
+pool) and the softmax-family kernels are called straight through cffi on the same arrays,
+OLD and NEW in turn (ABAB, then BABA, ...), 64 MiB written between calls so that each starts
+with cold caches. The table gives the median time of each and NEW / OLD.
+
+Why not two runs of ``aclnn-py bench``: on the shared 2-core virtual machines this project is
+measured on, the same build's median moves by up to 20 % between runs a minute apart, which
+hides the 5-15 % a kernel change is usually worth. Called in turn, the two builds see the same
+machine: one build against a copy of itself gives 0.97-1.03 on most lines, with the odd line
+at 0.91; repeat a line that decides something.
+
+The shape is (outer, axis, inner): the operator reduces over the middle axis of a contiguous
+[outer][axis][inner] tensor (``4096,4096,1`` is dim -1 of a 4096 x 4096 matrix; ``1,16,1000000``
+is dim 0 of a 16 x 1000 x 1000 tensor).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import time
+
+import ml_dtypes
+import numpy as np
+
+DTYPES = {"float32": 0, "float16": 1, "bfloat16": 27}
+OPS = ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward")
+
+
+def load(path: str, tag: str):
+    """The compiled library at path as a module of its own (a second dlopen of another file)."""
+    spec = importlib.util.spec_from_file_location(f"_ab_{tag}._emu", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{path}: not a loadable extension module")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def np_dtype(name: str):
+    return ml_dtypes.bfloat16 if name == "bfloat16" else np.dtype(name)
+
+
+def call(mod, op: str, code: int, arrays: dict, shape: tuple[int, int, int]):
+    """A zero-argument function running op once with mod's kernels."""
+    P, lib = mod.ffi.from_buffer, mod.lib
+    x, g, y, yl, out = (P(arrays[k]) for k in ("x", "g", "y", "yl", "out"))
+    o, a, i = shape
+    if op == "softmax":
+        return lambda: lib.aclk_softmax_fwd(code, x, out, o, a, i, 0)
+    if op == "log_softmax":
+        return lambda: lib.aclk_softmax_fwd(code, x, out, o, a, i, 1)
+    if op == "softmax_backward":
+        return lambda: lib.aclk_softmax_bwd(code, g, y, out, o, a, i, 0)
+    return lambda: lib.aclk_softmax_bwd(code, g, yl, out, o, a, i, 1)
+
+
+def compare(old, new, shape, dtypes, ops, reps: int, junk_bytes: int = 64 << 20):
+    """Rows (dtype, op, old ms, new ms, new / old)."""
+    n = shape[0] * shape[1] * shape[2]
+    junk = np.ones(max(junk_bytes // 8, 1))
+    rng = np.random.default_rng(1)
+    rows = []
+    for dname in dtypes:
+        code, dt = DTYPES[dname], np_dtype(dname)
+        arrays = {"x": rng.standard_normal(n).astype(dt), "g": rng.standard_normal(n).astype(dt)}
+        for k in ("y", "yl", "out"):
+            arrays[k] = np.empty_like(arrays["x"])
+        P = old.ffi.from_buffer
+        for k, lg in (("y", 0), ("yl", 1)):
+            rc = old.lib.aclk_softmax_fwd(code, P(arrays["x"]), P(arrays[k]), *shape, lg)
+            if rc != 0:
+                raise SystemExit(f"aclk_softmax_fwd({dname}, {shape}) returned {rc}")
+        for op in ops:
+            fns = (call(old, op, code, arrays, shape), call(new, op, code, arrays, shape))
+            times: tuple[list[float], list[float]] = ([], [])
+            for r in range(reps):
+                for k in ((0, 1) if r % 2 == 0 else (1, 0)):
+                    junk += 1.0
+                    t0 = time.perf_counter()
+                    rc = fns[k]()
+                    times[k].append(time.perf_counter() - t0)
+                    if rc != 0:
+                        raise SystemExit(f"{op} {dname} {shape}: the kernel returned {rc}")
+            a, b = (statistics.median(t) * 1e3 for t in times)
+            rows.append((dname, op, a, b, b / a))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("old", help="the baseline build's compiled library (.so)")
+    ap.add_argument("new", help="the changed build's compiled library (.so)")
+    ap.add_argument("--shape", default="4096,4096,1", help="outer,axis,inner (default 4096,4096,1)")
+    ap.add_argument("--dtype", action="append", choices=sorted(DTYPES),
+                    help="repeatable; default: all three")
+    ap.add_argument("--op", action="append", choices=OPS, help="repeatable; default: all four")
+    ap.add_argument("--reps", type=int, default=15, help="calls of each build per line (15)")
+    ap.add_argument("--threads", type=int, default=2, help="kernel threads of both (2)")
+    args = ap.parse_args(argv)
+    try:
+        shape = tuple(int(v) for v in args.shape.split(","))
+    except ValueError:
+        ap.error(f"--shape: expected three integers outer,axis,inner, got {args.shape!r}")
+    if len(shape) != 3 or min(shape) < 1:
+        ap.error(f"--shape: expected three integers >= 1, got {args.shape!r}")
+    if args.reps < 1 or args.threads < 1:
+        ap.error(f"--reps and --threads must be >= 1, got {args.reps} and {args.threads}")
+    old, new = load(args.old, "old"), load(args.new, "new")
+    for mod in (old, new):
+        mod.lib.aclk_set_num_threads(args.threads)
+    print(f"shape {shape}, {args.threads} threads, cold, medians of {args.reps} calls each")
+    print(f"{'dtype':9s} {'operator':21s} {'old ms':>8s} {'new ms':>8s} {'new/old':>8s}")
+    for dname, op, a, b, ratio in compare(old, new, shape, args.dtype or list(DTYPES),
+                                          args.op or list(OPS), args.reps):
+        print(f"{dname:9s} {op:21s} {a:8.3f} {b:8.3f} {ratio:8.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
