@@ -79,7 +79,9 @@ def _claims() -> dict[str, float]:
 def test_exp_log_ulp_over_every_float32(tmp_path):
     """Every float32 input (exp: all but NaN/inf, which are checked as specials; log: every
     positive normal, its stated domain, plus NaN and +inf) against libm in double; and
-    aclk_exp_neg_f32 equal to aclk_exp_f32 bit for bit on every x <= 0. The stated
+    aclk_exp_neg_f32 and the array form aclk_vexp_sub1_f32 (whose blocks of arguments in
+    [-86, 0] take aclk_exp_neg_normal_f32) equal to aclk_exp_f32 bit for bit on every x <= 0,
+    the array forms also on blocks holding NaNs, -inf and arguments below -86. The stated
     figure must be the measured one rounded up to 4 decimals (a stale or loose claim fails), and
     within docs/architecture.md's "<= 1 ulp"."""
     exe = _compile(tmp_path / "ulp_exp_log", [TESTS_C / "ulp_exp_log.c"], BUILD.compile_args(""))

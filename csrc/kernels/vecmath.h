@@ -114,6 +114,25 @@ ACLK_INLINE float aclk_exp_neg_f32(float x)
     return aclk_sel_f32(zero, 0.0f, (p * aclk_bits_f32(eb << 23)) * 0x1p-64f);
 }
 
+/* exp(x) for EXP_NORMAL_MIN <= x <= 0, where the result is a normal float32 (n >= -125): bit
+ * for bit aclk_exp_neg_f32 (tests/c/ulp_exp_log.c compares the two over every such float32),
+ * with the scaling by 2^n an integer add of n to p's exponent field, exact for a normal result
+ * as the two multiplies are, and neither the deep-underflow select nor its clamp. The vector
+ * loops below take it for a block whose arguments all lie in its domain (no NaN, nothing below
+ * EXP_NORMAL_MIN): two of the exp's twelve multiplies and multiply-adds fewer, and these
+ * saturate the multiply units. */
+#define EXP_NORMAL_MIN -86.0f
+#define EXP_NORMAL_BITS 0x42AC0000u /* the bits of 86.0f */
+
+ACLK_INLINE float aclk_exp_neg_normal_f32(float x)
+{
+    float k = fmaf(x, 1.44269504088896341f, 12582912.0f); /* 1.5 * 2^23: rounds to an integer */
+    float n = k - 12582912.0f;
+    uint32_t nb = (aclk_f32_bits(k) - 0x4B400000u) << 23; /* n << 23, modulo 2^32 */
+    float p = aclk_exp_reduced_(x, n);
+    return aclk_bits_f32(aclk_f32_bits(p) + nb);
+}
+
 /* log(x) for x a positive normal float32, +inf or NaN. x = 2^e * m with m in
  * [sqrt(1/2), sqrt(2)), log(x) = e*ln2 + log1p(m - 1) with the Cephes logf polynomial and ln2
  * split in two parts. */
@@ -160,14 +179,38 @@ ACLK_INLINE void aclk_vlog_f32(float *v, int64_t n)
  * is unchanged, so are the bits. */
 #define EXP_UNROLL 32
 
+/* e[0, EXP_UNROLL) = exp(d) for d <= 0 or NaN: aclk_exp_neg_normal_f32 when every d is in its
+   domain, else aclk_exp_neg_f32 (the same bits either way) */
+ACLK_INLINE void aclk_vexp_neg_block_(const float *d, float *e)
+{
+    /* the largest |d| by its bits (an unsigned max vectorises; NaNs are above every number) */
+    uint32_t top = 0;
+#pragma GCC unroll 1
+    for (int j = 0; j < EXP_UNROLL; j++) {
+        const uint32_t a = aclk_f32_bits(d[j]) & 0x7FFFFFFFu;
+        top = a > top ? a : top;
+    }
+    if (top <= EXP_NORMAL_BITS) {
+#pragma GCC unroll 32
+        for (int j = 0; j < EXP_UNROLL; j++)
+            e[j] = aclk_exp_neg_normal_f32(d[j]);
+    } else {
+#pragma GCC unroll 32
+        for (int j = 0; j < EXP_UNROLL; j++)
+            e[j] = aclk_exp_neg_f32(d[j]);
+    }
+}
+
 /* e[k] = exp(x[k] - m[k]) for m[k] >= x[k] (a maximum; NaN allowed); e may be x */
 ACLK_INLINE void aclk_vexp_sub_f32(const float *x, const float *m, float *e, int64_t n)
 {
     int64_t k = 0;
     for (; k + EXP_UNROLL <= n; k += EXP_UNROLL) {
+        float d[EXP_UNROLL];
 #pragma GCC unroll 32
         for (int j = 0; j < EXP_UNROLL; j++)
-            e[k + j] = aclk_exp_neg_f32(x[k + j] - m[k + j]);
+            d[j] = x[k + j] - m[k + j];
+        aclk_vexp_neg_block_(d, e + k);
     }
     for (; k < n; k++)
         e[k] = aclk_exp_neg_f32(x[k] - m[k]);
@@ -178,9 +221,11 @@ ACLK_INLINE void aclk_vexp_sub1_f32(const float *x, float m, float *e, int64_t n
 {
     int64_t k = 0;
     for (; k + EXP_UNROLL <= n; k += EXP_UNROLL) {
+        float d[EXP_UNROLL];
 #pragma GCC unroll 32
         for (int j = 0; j < EXP_UNROLL; j++)
-            e[k + j] = aclk_exp_neg_f32(x[k + j] - m);
+            d[j] = x[k + j] - m;
+        aclk_vexp_neg_block_(d, e + k);
     }
     for (; k < n; k++)
         e[k] = aclk_exp_neg_f32(x[k] - m);

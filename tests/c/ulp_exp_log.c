@@ -9,8 +9,9 @@
  *
  * Output, one line per function:
  *   exp max_ulp=<err> at=<bits of x> (<x>) checked=<inputs> specials_bad=<count>
- * and a line for aclk_exp_neg_f32, softmax's exp for arguments <= 0, which must return the bits
- * of aclk_exp_f32 for every x <= 0 (+-0 included), -inf and NaN:
+ * and a line for aclk_exp_neg_f32 and its array form aclk_vexp_sub1_f32 (softmax's exp for
+ * arguments <= 0), which must return the bits of aclk_exp_f32 for every x <= 0 (+-0 included),
+ * -inf and NaN:
  *   exp_neg mismatches=<count> checked=<inputs>
  * Exit status 0, or 1 when a special value (NaN, +-inf) is wrong or exp_neg differs.
  *
@@ -120,16 +121,45 @@ ACLK_INLINE void collect(result_t *res, const float *f, const double *err, int n
 
 /* ------------------------------------------------------------------------------ exp ---- */
 
+/* The array forms' block choice with the specials: blocks of in-domain arguments (-1 ... -80)
+   holding one NaN (quiet, signalling, either sign), -inf, or an argument just below
+   EXP_NORMAL_MIN, at every position, each form (aclk_vexp_sub1_f32, aclk_vexp_sub_f32) against
+   aclk_exp_neg_f32 element by element, bit for bit. Returns the count of wrong elements. */
+ACLK_CLONES static unsigned long long exp_neg_blocks_bad(void)
+{
+    const uint32_t odd[] = {0x7FC00000u, 0xFFC00001u, 0x7F800001u, 0xFF812345u, 0xFF800000u,
+                            0xC2AC0001u, 0xC2D00000u};
+    enum { N = 4 * EXP_UNROLL };
+    float x[N], m[N], want[N], v[N], w[N];
+    unsigned long long bad = 0;
+    for (size_t s = 0; s < sizeof odd / sizeof odd[0]; s++)
+        for (int pos = 0; pos < N; pos++) {
+            for (int k = 0; k < N; k++) {
+                x[k] = k == pos ? aclk_bits_f32(odd[s]) : -1.0f - (float)(k % 80);
+                m[k] = 0.0f;
+                want[k] = aclk_exp_neg_f32(x[k] - 0.0f);
+            }
+            aclk_vexp_sub1_f32(x, 0.0f, v, N);
+            aclk_vexp_sub_f32(x, m, w, N);
+            for (int k = 0; k < N; k++)
+                bad += (aclk_f32_bits(v[k]) != aclk_f32_bits(want[k])) |
+                       (aclk_f32_bits(w[k]) != aclk_f32_bits(want[k]));
+        }
+    return bad;
+}
+
 #define CHUNK 512 /* inputs per inner block (the arrays stay in L1) */
 
 static atomic_ullong neg_mismatch, neg_checked;
 
 /* all inputs of one (sign, biased exponent) row; E < 255. Negative rows also compare
-   aclk_exp_neg_f32 with aclk_exp_f32 bit for bit. */
+   aclk_exp_neg_f32, and the array form aclk_vexp_sub1_f32 (which takes
+   aclk_exp_neg_normal_f32 for a block of arguments all in its domain), with aclk_exp_f32 bit
+   for bit. */
 ACLK_CLONES static void exp_row(uint32_t sign, uint32_t E, result_t *res)
 {
     static _Thread_local double elo[LOW];
-    float f[CHUNK], g[CHUNK];
+    float f[CHUNK], g[CHUNK], x[CHUNK], v[CHUNK];
     unsigned long long mism = 0, nchk = 0;
     double err[CHUNK];
     /* lo = k * 2^(max(E,1) - 150): the low significand bits' weight (subnormals: 2^-149) */
@@ -144,9 +174,11 @@ ACLK_CLONES static void exp_row(uint32_t sign, uint32_t E, result_t *res)
                 f[k] = aclk_exp_f32(aclk_bits_f32(hb | (c + k)));
             if (sign) {
                 for (uint32_t k = 0; k < CHUNK; k++)
-                    g[k] = aclk_exp_neg_f32(aclk_bits_f32(hb | (c + k)));
+                    g[k] = aclk_exp_neg_f32(x[k] = aclk_bits_f32(hb | (c + k)));
+                aclk_vexp_sub1_f32(x, 0.0f, v, CHUNK);
                 for (uint32_t k = 0; k < CHUNK; k++)
-                    mism += aclk_f32_bits(g[k]) != aclk_f32_bits(f[k]);
+                    mism += (aclk_f32_bits(g[k]) != aclk_f32_bits(f[k])) |
+                            (aclk_f32_bits(v[k]) != aclk_f32_bits(f[k]));
                 nchk += CHUNK;
             }
             for (uint32_t k = 0; k < CHUNK; k++)
@@ -234,6 +266,7 @@ static uint64_t specials(int is_log)
             }
         bad += aclk_f32_bits(aclk_exp_neg_f32(-INFINITY)) != 0u;
         bad += aclk_f32_bits(aclk_exp_neg_f32(0.0f)) != aclk_f32_bits(aclk_exp_f32(0.0f));
+        bad += exp_neg_blocks_bad();
     }
     return bad;
 }
