@@ -548,16 +548,18 @@ ACLK_CLONES static void fwd_rows_chunk(void *ctx, int64_t r0, int64_t r1)
         const int64_t esz = c->dt == ACLK_F32 ? 4 : 2;
         const char *next = r + 1 < c->outer ? (const char *)c->x + (base + n) * esz : NULL;
         const double s = row_exp_sum(p, m, eb, n, next, n * esz);
+        /* float32 stored normally: the last pass writes y itself instead of eb and a copy */
+        float *o = c->dt == ACLK_F32 && !c->nt ? (float *)c->y + base : eb;
         if (!c->lg) {
             const float inv = (float)(1.0 / s);
             for (int64_t k = 0; k < n; k++)
-                eb[k] = eb[k] * inv;
+                o[k] = eb[k] * inv;
         } else {
             const float f = log_of_sum(s);
             for (int64_t k = 0; k < n; k++)
-                eb[k] = (p[k] - m) - f;
+                o[k] = (p[k] - m) - f;
         }
-        put_f32(c->nt, c->dt, c->y, base, n, eb);
+        put_f32(c->nt, c->dt, c->y, base, n, o);
     }
     if (c->nt)
         aclk_nt_fence();
@@ -948,11 +950,19 @@ ACLK_TARGET_AVX2 static void row16_out_avx2(const bwd_args *c, int64_t base, flo
 /* rows of at most ROWBUF elements: grad and y widened once (16-bit types) into row buffers, or
    read in place (float32; the row stays in L1/L2 between the two passes); s = dot(grad, y) or
    sum(grad), then out in SEG pieces */
+/* float32 stored normally into an output that is neither input: the output pass writes it
+   itself instead of a buffer and a copy (bwd_combine's output is restrict) */
+ACLK_INLINE int out_direct(const bwd_args *c)
+{
+    return c->dt == ACLK_F32 && !c->nt && c->out != c->g && c->out != c->yv;
+}
+
 ACLK_CLONES static void bwd_short_rows_chunk(void *ctx, int64_t r0, int64_t r1)
 {
     const bwd_args *c = (const bwd_args *)ctx;
     float gb[ROWBUF], yb[ROWBUF], obuf[SEG];
     const int64_t n = c->axis;
+    const int direct = out_direct(c);
 #if defined(ACLK_X86)
     const int fast16 = c->dt != ACLK_F32 && aclk_isa_level() >= ACLK_ISA_AVX2;
 #endif
@@ -978,8 +988,9 @@ ACLK_CLONES static void bwd_short_rows_chunk(void *ctx, int64_t r0, int64_t r1)
         for (int64_t a0 = 0; a0 < n; a0 += SEG) {
             int64_t len = min64(SEG, n - a0);
             prefetch_next_row(c, base, a0);
-            bwd_combine(c->lg, pg + a0, py + a0, &s, 0, obuf, len);
-            put_f32(c->nt, c->dt, c->out, base + a0, len, obuf);
+            float *o = direct ? (float *)c->out + base + a0 : obuf;
+            bwd_combine(c->lg, pg + a0, py + a0, &s, 0, o, len);
+            put_f32(c->nt, c->dt, c->out, base + a0, len, o);
         }
     }
     if (c->nt)
@@ -992,6 +1003,7 @@ ACLK_CLONES static void bwd_rows_chunk(void *ctx, int64_t r0, int64_t r1)
     const bwd_args *c = (const bwd_args *)ctx;
     float gbuf[SEG], ybuf[SEG], obuf[SEG];
     const int64_t n = c->axis;
+    const int direct = out_direct(c);
     for (int64_t r = r0; r < r1; r++) {
         const int64_t base = r * n;
         float acc[RW];
@@ -1017,8 +1029,9 @@ ACLK_CLONES static void bwd_rows_chunk(void *ctx, int64_t r0, int64_t r1)
             int64_t len = min64(SEG, n - a0);
             const float *pg = aclk_load_f32(c->dt, c->g, base + a0, len, gbuf);
             const float *py = aclk_load_f32(c->dt, c->yv, base + a0, len, ybuf);
-            bwd_combine(c->lg, pg, py, &s, 0, obuf, len);
-            put_f32(c->nt, c->dt, c->out, base + a0, len, obuf);
+            float *o = direct ? (float *)c->out + base + a0 : obuf;
+            bwd_combine(c->lg, pg, py, &s, 0, o, len);
+            put_f32(c->nt, c->dt, c->out, base + a0, len, o);
         }
     }
     if (c->nt)
