@@ -226,7 +226,8 @@ typedef struct {
 } blk_t;
 
 /* Elements of a column block kept in thread scratch between the passes: the forward pass's exps
-   (log-softmax: x - max; 16-bit: the widened inputs first, then those in place), the backward pass's 16-bit grad and y widened to float32 (256 KB of
+   (16-bit: the widened inputs first, then the exps in their place; log-softmax, which needs only
+   the exps' sums: 16-bit widened inputs, float32 nothing), the backward pass's 16-bit grad and y widened to float32 (256 KB of
    floats each: a block's inputs and its scratch fit a 1-2 MB L2 together). */
 #define KEEP 65536
 #define KEEP_SLAB 262144
@@ -670,11 +671,10 @@ ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fw
             prefetch_run(&b, dt, x, base + a0 * inner, a0, axis, inner);
             p = aclk_load_f32(dt, x, base + a0 * inner, len, xbuf);
         }
-        if (lg && keep) {
-            /* log-softmax keeps d = x - m (its output is d - log(sum)); the exps are summed only */
-            for (int64_t k = 0; k < len; k++)
-                e[k] = p[k] - macc[k];
-            aclk_vexp_sub1_f32(e, 0.0f, ebuf, len);
+        if (lg) {
+            /* log-softmax sums its exps only (its output is x - m - log(sum)): they go to ebuf,
+               and e keeps what it holds (a 16-bit block's widened x) */
+            aclk_vexp_sub_f32(p, macc, ebuf, len);
             vsum_acc_d(sacc, ebuf, len);
         } else {
             aclk_vexp_sub_f32(p, macc, e, len);
@@ -697,7 +697,7 @@ ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fw
         int64_t off = base + a0 * inner;
         int64_t len = min64(b.R, axis - a0) * b.w;
         float *e = keep ? ws->eblk + a0 * b.w : ebuf;
-        if (!keep)
+        if (!wide && (lg || !keep))
             prefetch_run(&b, dt, x, off, a0, axis, inner);
         if (!lg) {
             if (!keep) {
@@ -706,11 +706,8 @@ ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fw
             }
             for (int64_t k = 0; k < len; k++)
                 e[k] = e[k] * fac[k];
-        } else if (keep) {
-            for (int64_t k = 0; k < len; k++)
-                e[k] = e[k] - fac[k];
         } else {
-            const float *p = aclk_load_f32(dt, x, off, len, xbuf);
+            const float *p = wide ? e : aclk_load_f32(dt, x, off, len, xbuf);
             for (int64_t k = 0; k < len; k++)
                 e[k] = (p[k] - macc[k]) - fac[k];
         }
