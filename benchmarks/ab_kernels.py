@@ -13,7 +13,8 @@ Why not two runs of ``aclnn-py bench``: on the shared 2-core virtual machines th
 measured on, the same build's median moves by up to 20 % between runs a minute apart, which
 hides the 5-15 % a kernel change is usually worth. Called in turn, the two builds see the same
 machine: one build against a copy of itself gives 0.97-1.03 on most lines, with the odd line
-at 0.91; repeat a line that decides something.
+at 0.91, and a line can stay off by 10-15 % for a whole process (one measured 0.82 twice and
+0.96 the third time): repeat a line that decides something, in a new process.
 
 The shape is (outer, axis, inner): the operator reduces over the middle axis of a contiguous
 [outer][axis][inner] tensor (``4096,4096,1`` is dim -1 of a 4096 x 4096 matrix; ``1,16,1000000``
