@@ -227,8 +227,9 @@ typedef struct {
 
 /* Elements of a column block kept in thread scratch between the passes: the forward pass's exps
    (16-bit: the widened inputs first, then the exps in their place; log-softmax, which needs only
-   the exps' sums: 16-bit widened inputs, float32 nothing), the backward pass's 16-bit grad and y widened to float32 (256 KB of
-   floats each: a block's inputs and its scratch fit a 1-2 MB L2 together). */
+   the exps' sums: 16-bit widened inputs, float32 nothing), the backward pass's 16-bit grad and
+   y widened to float32 (256 KB of floats each: a block's inputs and its scratch fit a 1-2 MB L2
+   together). */
 #define KEEP 65536
 #define KEEP_SLAB 262144
 #define WMAX 4096
@@ -952,9 +953,6 @@ ACLK_TARGET_AVX2 static void row16_out_avx2(const bwd_args *c, int64_t base, flo
 }
 #endif
 
-/* rows of at most ROWBUF elements: grad and y widened once (16-bit types) into row buffers, or
-   read in place (float32; the row stays in L1/L2 between the two passes); s = dot(grad, y) or
-   sum(grad), then out in SEG pieces */
 /* float32 stored normally into an output that is neither input: the output pass writes it
    itself instead of a buffer and a copy (bwd_combine's output is restrict) */
 ACLK_INLINE int out_direct(const bwd_args *c)
@@ -962,6 +960,9 @@ ACLK_INLINE int out_direct(const bwd_args *c)
     return c->dt == ACLK_F32 && !c->nt && c->out != c->g && c->out != c->yv;
 }
 
+/* rows of at most ROWBUF elements: grad and y widened once (16-bit types) into row buffers, or
+   read in place (float32; the row stays in L1/L2 between the two passes); s = dot(grad, y) or
+   sum(grad), then out in SEG pieces */
 ACLK_CLONES static void bwd_short_rows_chunk(void *ctx, int64_t r0, int64_t r1)
 {
     const bwd_args *c = (const bwd_args *)ctx;
