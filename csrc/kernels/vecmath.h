@@ -116,7 +116,8 @@ ACLK_INLINE float aclk_exp_neg_f32(float x)
 
 /* exp(x) for EXP_NORMAL_MIN <= x <= 0, where the result is a normal float32 (n >= -125): bit
  * for bit aclk_exp_neg_f32 (tests/c/ulp_exp_log.c runs the array forms below over every float32
- * <= 0 against aclk_exp_f32, all of this domain but its edge block through this function), with the scaling by 2^n an integer add of n to p's exponent field, exact for a normal result
+ * <= 0 against aclk_exp_f32, all of this domain but its edge block through this function),
+ * with the scaling by 2^n an integer add of n to p's exponent field, exact for a normal result
  * as the two multiplies are, and neither the deep-underflow select nor its clamp. The vector
  * loops below take it for a block whose arguments all lie in its domain (no NaN, nothing below
  * EXP_NORMAL_MIN): two of the exp's twelve multiplies and multiply-adds fewer, and these
