@@ -951,6 +951,118 @@ ACLK_TARGET_AVX2 static void row16_out_avx2(const bwd_args *c, int64_t base, flo
         put_f32(c->nt, c->dt, c->out, base + a0, len, obuf);
     }
 }
+
+/* The output pass of the same rows at the AVX-512 level: 16 elements per vector, computed,
+   narrowed and stored in registers, without the float32 piece buffer and the narrowing pass over
+   it (log_softmax_backward's exp in registers too). A streamed output (c->nt) is still written
+   into a 1 KB buffer per piece and streamed from there in one burst: stores streamed from inside
+   the compute loop made (4096, 4096) 1.24-1.43x slower, cold, 2 threads. Each element gets the
+   same multiplies and subtract, and the exp is aclk_exp_neg_normal_f32 on a vector whose
+   arguments all lie in [EXP_NORMAL_MIN, 0], else aclk_exp_f32 (the exps of vecmath.h agree bit
+   for bit where both are defined): the same bits as the rows above. The reduction stays
+   row16_reduce_avx2: its 512-bit form measured slower for float16 (in cache 0.190 -> 0.204
+   ns/element for softmax_backward; vcvtph2ps on 512 bits is no faster per element on the Zen 4
+   this was measured on). In cache, 1 thread, (32, 4096): log_softmax_backward float16 0.49 ->
+   0.40, bfloat16 0.54 -> 0.48 ns/element; softmax_backward unchanged. */
+ACLK_AVX512_INLINE __m512 ld16x16(const uint16_t *p, const int bf)
+{
+    return bf ? aclk_avx512_ld_bf16(p) : aclk_avx512_ld_f16_raw(p);
+}
+
+/* exp(x) of 16 floats: aclk_exp_neg_normal_f32 written out when every x is in its domain */
+ACLK_AVX512_INLINE __m512 exp16(__m512 x)
+{
+    const __mmask16 in = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LE_OQ) &
+                         _mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_NORMAL_MIN), _CMP_GE_OQ);
+    if (in != 0xFFFF) {
+        float t[16];
+        _mm512_storeu_ps(t, x);
+        for (int j = 0; j < 16; j++)
+            t[j] = aclk_exp_f32(t[j]);
+        return _mm512_loadu_ps(t);
+    }
+    const __m512 big = _mm512_set1_ps(12582912.0f); /* 1.5 * 2^23 */
+    const __m512 k = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), big);
+    const __m512 n = _mm512_sub_ps(k, big);
+    const __m512i nb = _mm512_slli_epi32(
+        _mm512_sub_epi32(_mm512_castps_si512(k), _mm512_set1_epi32(0x4B400000)), 23);
+    /* aclk_exp_reduced_ */
+    __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693359375f), x);
+    r = _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440e-4f), r);
+    const __m512 r2 = _mm512_mul_ps(r, r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_add_ps(_mm512_mul_ps(p, r2), r);
+    p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(p), nb));
+}
+
+/* 16 outputs in float32 from 16 elements of grad and y */
+ACLK_AVX512_INLINE __m512 bwd16(const uint16_t *g, const uint16_t *y, __m512 vs, const int bf,
+                                const int lg)
+{
+    const __m512 vy = ld16x16(y, bf), vg = ld16x16(g, bf);
+    if (lg)
+        return _mm512_sub_ps(vg, _mm512_mul_ps(exp16(vy), vs));
+    return _mm512_sub_ps(_mm512_mul_ps(vg, vy), _mm512_mul_ps(vs, vy));
+}
+
+/* d[0, n) from g, y and s, 32 elements per step */
+ACLK_AVX512_INLINE void row16_out512(const uint16_t *g, const uint16_t *y, float s, uint16_t *d,
+                                     int64_t n, const int bf, const int lg)
+{
+    const __m512 vs = _mm512_set1_ps(s);
+    int64_t k = 0;
+    for (; k + 32 <= n; k += 32) {
+        const __m512 v0 = bwd16(g + k, y + k, vs, bf, lg);
+        const __m512 v1 = bwd16(g + k + 16, y + k + 16, vs, bf, lg);
+        _mm512_storeu_si512(
+            (void *)(d + k),
+            bf ? aclk_avx512_cvt2_bf16(v0, v1)
+               : _mm512_inserti64x4(_mm512_castsi256_si512(aclk_avx512_cvt_f16(v0)),
+                                    aclk_avx512_cvt_f16(v1), 1));
+    }
+    for (; k < n; k++) {
+        const float yv = ld16(y[k], bf), gv = ld16(g[k], bf);
+        const float o = lg ? gv - aclk_exp_f32(yv) * s : gv * yv - s * yv;
+        d[k] = bf ? aclk_f32_to_bf16(o) : aclk_f32_to_f16(o);
+    }
+}
+
+/* d[0, n) = s[0, n), streamed from the first 64-byte boundary of d */
+ACLK_AVX512_INLINE void stream16(uint16_t *d, const uint16_t *s, int64_t n)
+{
+    int64_t k = aclk_nt_head(d, 2, 64, n);
+    memcpy(d, s, (size_t)k * 2);
+    for (; k + 32 <= n; k += 32)
+        _mm512_stream_si512((void *)(d + k), _mm512_loadu_si512((const void *)(s + k)));
+    memcpy(d + k, s + k, (size_t)(n - k) * 2);
+}
+
+ACLK_TARGET_AVX512 static void row16_out_avx512(const bwd_args *c, int64_t base, float s)
+{
+    uint16_t hbuf[SEG];
+    const int bf = c->dt == ACLK_BF16;
+    const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
+    uint16_t *out = (uint16_t *)c->out + base;
+    for (int64_t a0 = 0; a0 < c->axis; a0 += SEG) {
+        prefetch_next_row(c, base, a0);
+        const int64_t len = min64(SEG, c->axis - a0);
+        uint16_t *d = c->nt ? hbuf : out + a0;
+#define ROW16_OUT(BF, LG) row16_out512(g + a0, y + a0, s, d, len, BF, LG)
+        if (c->lg)
+            bf ? ROW16_OUT(1, 1) : ROW16_OUT(0, 1);
+        else
+            bf ? ROW16_OUT(1, 0) : ROW16_OUT(0, 0);
+#undef ROW16_OUT
+        if (c->nt)
+            stream16(out + a0, hbuf, len);
+    }
+}
 #endif
 
 /* float32 stored normally into an output that is neither input: the output pass writes it
@@ -970,7 +1082,8 @@ ACLK_CLONES static void bwd_short_rows_chunk(void *ctx, int64_t r0, int64_t r1)
     const int64_t n = c->axis;
     const int direct = out_direct(c);
 #if defined(ACLK_X86)
-    const int fast16 = c->dt != ACLK_F32 && aclk_isa_level() >= ACLK_ISA_AVX2;
+    /* 0: widening path; 1: AVX2 rows; 2: AVX-512 rows */
+    const int fast16 = c->dt == ACLK_F32 ? 0 : min64(aclk_isa_level(), ACLK_ISA_AVX512);
 #endif
     for (int64_t r = r0; r < r1; r++) {
         const int64_t base = r * n;
@@ -983,7 +1096,10 @@ ACLK_CLONES static void bwd_short_rows_chunk(void *ctx, int64_t r0, int64_t r1)
                                               (const uint16_t *)c->g + base,
                                               (const uint16_t *)c->yv + base, n);
             if (s == s) {
-                row16_out_avx2(c, base, s);
+                if (fast16 > 1)
+                    row16_out_avx512(c, base, s);
+                else
+                    row16_out_avx2(c, base, s);
                 continue;
             }
         }
