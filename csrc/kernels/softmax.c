@@ -857,6 +857,63 @@ ACLK_AVX2_INLINE float ld16(uint16_t h, const int bf)
     return bf ? aclk_bf16_to_f32(h) : aclk_f16_to_f32(h);
 }
 
+/* softmax_backward's 16 outputs in float32 (v0, v1, given y) from two vectors of grad and y:
+   bwd_combine's arithmetic */
+ACLK_AVX2_INLINE void bwd8x2(__m256 g0, __m256 g1, __m256 *v0, __m256 *v1, __m256 vs)
+{
+    *v0 = _mm256_sub_ps(_mm256_mul_ps(g0, *v0), _mm256_mul_ps(vs, *v0));
+    *v1 = _mm256_sub_ps(_mm256_mul_ps(g1, *v1), _mm256_mul_ps(vs, *v1));
+}
+
+/* d[k0, n): the outputs past the last whole vector step, one at a time */
+ACLK_INLINE void out16_tail(const uint16_t *g, const uint16_t *y, float s, uint16_t *d,
+                            int64_t k0, int64_t n, const int bf, const int lg)
+{
+    for (int64_t k = k0; k < n; k++) {
+        const float yv = bf ? aclk_bf16_to_f32(y[k]) : aclk_f16_to_f32(y[k]);
+        const float gv = bf ? aclk_bf16_to_f32(g[k]) : aclk_f16_to_f32(g[k]);
+        const float o = lg ? gv - aclk_exp_f32(yv) * s : gv * yv - s * yv;
+        d[k] = bf ? aclk_f32_to_bf16(o) : aclk_f32_to_f16(o);
+    }
+}
+
+/* d[0, n) = s[0, n), streamed from the first 64-byte boundary of d (whole lines only) */
+ACLK_AVX2_INLINE void stream16(uint16_t *d, const uint16_t *s, int64_t n)
+{
+    int64_t k = aclk_nt_head(d, 2, 64, n);
+    memcpy(d, s, (size_t)k * 2);
+    for (; k + 32 <= n; k += 32) {
+        _mm256_stream_si256((__m256i *)(d + k), _mm256_loadu_si256((const __m256i *)(s + k)));
+        _mm256_stream_si256((__m256i *)(d + k + 16),
+                            _mm256_loadu_si256((const __m256i *)(s + k + 16)));
+    }
+    memcpy(d + k, s + k, (size_t)(n - k) * 2);
+}
+
+/* softmax_backward's d[0, n) from g, y and s at the AVX2 level, 16 elements per step (bfloat16
+   in the unpack's lane order). log_softmax_backward keeps row16_combine_lg: with its exp in
+   registers 8 lanes wide it measured slower (float16 in cache 0.50 -> 0.53 ns per element) */
+ACLK_AVX2_INLINE void row16_out256(const uint16_t *g, const uint16_t *y, float s, uint16_t *d,
+                                   int64_t n, const int bf)
+{
+    const __m256 vs = _mm256_set1_ps(s);
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        __m256 g0, g1, v0, v1;
+        if (bf) {
+            aclk_avx2_ld2_bf16_lanes(g + k, &g0, &g1);
+            aclk_avx2_ld2_bf16_lanes(y + k, &v0, &v1);
+        } else {
+            g0 = ld16x8(g + k, 0), g1 = ld16x8(g + k + 8, 0);
+            v0 = ld16x8(y + k, 0), v1 = ld16x8(y + k + 8, 0);
+        }
+        bwd8x2(g0, g1, &v0, &v1, vs);
+        _mm256_storeu_si256((__m256i *)(d + k), bf ? aclk_avx2_cvt2_bf16_lanes(v0, v1)
+                                                   : aclk_avx2_cvt2_f16(v0, v1));
+    }
+    out16_tail(g, y, s, d, k, n, bf, 0);
+}
+
 /* dot(g, y) (lg: sum(g)) of one 16-bit row */
 ACLK_AVX2_INLINE float row16_reduce(const uint16_t *g, const uint16_t *y, int64_t n,
                                     const int bf, const int lg)
@@ -905,23 +962,6 @@ ACLK_AVX2_INLINE float row16_reduce(const uint16_t *g, const uint16_t *y, int64_
     return acc[0];
 }
 
-/* d[k] = g[k]*y[k] - s*y[k] */
-ACLK_AVX2_INLINE void row16_combine(const uint16_t *g, const uint16_t *y, float s, float *d,
-                                    int64_t n, const int bf)
-{
-    const __m256 vs = _mm256_set1_ps(s);
-    int64_t k = 0;
-    for (; k + 8 <= n; k += 8) {
-        const __m256 vy = ld16x8(y + k, bf);
-        _mm256_storeu_ps(d + k, _mm256_sub_ps(_mm256_mul_ps(ld16x8(g + k, bf), vy),
-                                              _mm256_mul_ps(vs, vy)));
-    }
-    for (; k < n; k++) {
-        const float yv = ld16(y[k], bf);
-        d[k] = ld16(g[k], bf) * yv - s * yv;
-    }
-}
-
 /* d[k] = g[k] - exp(y[k])*s: y widened into d, which gets its exps in place (the exp for
    arguments <= 0 when no y[k] > 0, as bwd_combine chooses), then the combine reads g in
    registers */
@@ -961,12 +1001,15 @@ ACLK_TARGET_AVX2 static float row16_reduce_avx2(int bf, int lg, const uint16_t *
     return bf ? row16_reduce(g, y, n, 1, 0) : row16_reduce(g, y, n, 0, 0);
 }
 
-/* the output of one 16-bit row from its reduction s */
+/* the output of one 16-bit row from its reduction s, a SEG piece at a time (a streamed
+   softmax_backward output through a 1 KB buffer: see row16_out_avx512) */
 ACLK_TARGET_AVX2 static void row16_out_avx2(const bwd_args *c, int64_t base, float s)
 {
     float obuf[SEG];
+    uint16_t hbuf[SEG];
     const int bf = c->dt == ACLK_BF16;
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
+    uint16_t *out = (uint16_t *)c->out + base;
     for (int64_t a0 = 0; a0 < c->axis; a0 += SEG) {
         prefetch_next_row(c, base, a0);
         const int64_t len = min64(SEG, c->axis - a0);
@@ -975,12 +1018,16 @@ ACLK_TARGET_AVX2 static void row16_out_avx2(const bwd_args *c, int64_t base, flo
                 row16_combine_lg(g + a0, y + a0, s, obuf, len, 1);
             else
                 row16_combine_lg(g + a0, y + a0, s, obuf, len, 0);
-        } else if (bf) {
-            row16_combine(g + a0, y + a0, s, obuf, len, 1);
-        } else {
-            row16_combine(g + a0, y + a0, s, obuf, len, 0);
+            put_f32(c->nt, c->dt, c->out, base + a0, len, obuf);
+            continue;
         }
-        put_f32(c->nt, c->dt, c->out, base + a0, len, obuf);
+        uint16_t *d = c->nt ? hbuf : out + a0;
+        if (bf)
+            row16_out256(g + a0, y + a0, s, d, len, 1);
+        else
+            row16_out256(g + a0, y + a0, s, d, len, 0);
+        if (c->nt)
+            stream16(out + a0, hbuf, len);
     }
 }
 
@@ -1063,21 +1110,7 @@ ACLK_AVX512_INLINE void row16_out512(const uint16_t *g, const uint16_t *y, float
         }
         _mm512_storeu_si512((void *)(d + k), r);
     }
-    for (; k < n; k++) {
-        const float yv = ld16(y[k], bf), gv = ld16(g[k], bf);
-        const float o = lg ? gv - aclk_exp_f32(yv) * s : gv * yv - s * yv;
-        d[k] = bf ? aclk_f32_to_bf16(o) : aclk_f32_to_f16(o);
-    }
-}
-
-/* d[0, n) = s[0, n), streamed from the first 64-byte boundary of d */
-ACLK_AVX512_INLINE void stream16(uint16_t *d, const uint16_t *s, int64_t n)
-{
-    int64_t k = aclk_nt_head(d, 2, 64, n);
-    memcpy(d, s, (size_t)k * 2);
-    for (; k + 32 <= n; k += 32)
-        _mm512_stream_si512((void *)(d + k), _mm512_loadu_si512((const void *)(s + k)));
-    memcpy(d + k, s + k, (size_t)(n - k) * 2);
+    out16_tail(g, y, s, d, k, n, bf, lg);
 }
 
 ACLK_TARGET_AVX512 static void row16_out_avx512(const bwd_args *c, int64_t base, float s)
