@@ -1088,29 +1088,37 @@ ACLK_AVX512_INLINE __m512 bwd16(__m512 vg, __m512 vy, __m512 vs, const int lg)
     return _mm512_sub_ps(_mm512_mul_ps(vg, vy), _mm512_mul_ps(vs, vy));
 }
 
-/* d[0, n) from g, y and s, 32 elements per step (bfloat16 in the unpack's lane order, which
-   the narrowing pack puts back: see aclk_avx512_ld2_bf16_lanes) */
-ACLK_AVX512_INLINE void row16_out512(const uint16_t *g, const uint16_t *y, float s, uint16_t *d,
-                                     int64_t n, const int bf, const int lg)
+/* d[0, n) from g, y and s (sv: s[k] per element, else the scalar s), 32 elements per step
+   (bfloat16 with a scalar s in the unpack's lane order, which the narrowing pack puts back: see
+   aclk_avx512_ld2_bf16_lanes) */
+ACLK_AVX512_INLINE void out16_512(const uint16_t *g, const uint16_t *y, float s, const float *sv,
+                                  uint16_t *d, int64_t n, const int bf, const int lg)
 {
     const __m512 vs = _mm512_set1_ps(s);
     int64_t k = 0;
     for (; k + 32 <= n; k += 32) {
         __m512i r;
-        if (bf) {
+        if (bf && !sv) {
             __m512 g0, g1, y0, y1;
             aclk_avx512_ld2_bf16_lanes(g + k, &g0, &g1);
             aclk_avx512_ld2_bf16_lanes(y + k, &y0, &y1);
             r = aclk_avx512_cvt2_bf16_lanes(bwd16(g0, y0, vs, lg), bwd16(g1, y1, vs, lg));
         } else {
-            const __m512 v0 = bwd16(ld16x16(g + k, 0), ld16x16(y + k, 0), vs, lg);
-            const __m512 v1 = bwd16(ld16x16(g + k + 16, 0), ld16x16(y + k + 16, 0), vs, lg);
-            r = _mm512_inserti64x4(_mm512_castsi256_si512(aclk_avx512_cvt_f16(v0)),
-                                   aclk_avx512_cvt_f16(v1), 1);
+            const __m512 s0 = sv ? _mm512_loadu_ps(sv + k) : vs;
+            const __m512 s1 = sv ? _mm512_loadu_ps(sv + k + 16) : vs;
+            const __m512 v0 = bwd16(ld16x16(g + k, bf), ld16x16(y + k, bf), s0, lg);
+            const __m512 v1 = bwd16(ld16x16(g + k + 16, bf), ld16x16(y + k + 16, bf), s1, lg);
+            r = bf ? aclk_avx512_cvt2_bf16(v0, v1)
+                   : _mm512_inserti64x4(_mm512_castsi256_si512(aclk_avx512_cvt_f16(v0)),
+                                        aclk_avx512_cvt_f16(v1), 1);
         }
         _mm512_storeu_si512((void *)(d + k), r);
     }
-    out16_tail(g, y, s, d, k, n, bf, lg);
+    if (sv)
+        for (; k < n; k++)
+            out16_tail(g, y, sv[k], d, k, k + 1, bf, lg);
+    else
+        out16_tail(g, y, s, d, k, n, bf, lg);
 }
 
 ACLK_TARGET_AVX512 static void row16_out_avx512(const bwd_args *c, int64_t base, float s)
@@ -1123,7 +1131,7 @@ ACLK_TARGET_AVX512 static void row16_out_avx512(const bwd_args *c, int64_t base,
         prefetch_next_row(c, base, a0);
         const int64_t len = min64(SEG, c->axis - a0);
         uint16_t *d = c->nt ? hbuf : out + a0;
-#define ROW16_OUT(BF, LG) row16_out512(g + a0, y + a0, s, d, len, BF, LG)
+#define ROW16_OUT(BF, LG) out16_512(g + a0, y + a0, s, NULL, d, len, BF, LG)
         if (c->lg)
             bf ? ROW16_OUT(1, 1) : ROW16_OUT(0, 1);
         else
@@ -1254,39 +1262,61 @@ ACLK_INLINE int64_t col16_run(const bwd_args *c, const blk_t *b, int64_t base, i
    each way). The same arithmetic per element as bwd_block (vdot_acc_f, fold_sum_f,
    bwd_combine: a multiply, then an add or a subtract), so the same bits; a block with a NaN
    column dot returns 0 and is computed by bwd_block, whose operand order every ISA level
-   shares (as for the rows). Not for log_softmax_backward: its exp per element decides its
-   speed, and this path measured no faster there (float16 in cache 0.64 -> 0.59 ns per
-   element, bfloat16 0.55 -> 0.63, cold unchanged). */
-ACLK_AVX2_INLINE int col16_block(const bwd_args *c, int64_t o, int64_t i0, blk_t b,
-                                 bwd_ws *ws, const int bf)
-{
-    const int64_t axis = c->axis, base = o * axis * c->inner + i0;
-    const uint16_t *G = (const uint16_t *)c->g, *Y = (const uint16_t *)c->yv;
-    float *sacc = ws->sacc, *obuf = ws->obuf;
+   shares (as for the rows). log_softmax_backward takes it only at the AVX-512 level, whose
+   output pass computes its exp in registers 16 lanes wide (col16_out_avx512; pass 1 sums grad
+   as vsum_acc_f does): in cache, 1 thread, float16 over dim 0 of (1, 16, 100000) 0.62 -> 0.42
+   ns per element, (64, 512, 64) 0.54-0.77 -> 0.38-0.47; cold, 2 threads, (16, 1000, 1000) over
+   dim 0 0.78x (float16) and 0.86x (bfloat16), (64, 4096, 64) 0.82-0.86x. With the output pass
+   8 lanes wide and the exp in a float32 buffer (the AVX2 form) it had measured no faster than
+   the widening path (float16 in cache 0.64 -> 0.59, bfloat16 0.55 -> 0.63). */
 
-    for (int64_t k = 0; k < b.S; k++)
+/* pass 1: sacc = the block's column dots (lg: sums of grad), replicated over its b->R a-rows;
+   0 when one is NaN */
+ACLK_AVX2_INLINE int col16_dots(const bwd_args *c, int64_t base, const blk_t *b, float *sacc,
+                                const int bf, const int lg)
+{
+    const uint16_t *G = (const uint16_t *)c->g, *Y = (const uint16_t *)c->yv;
+    for (int64_t k = 0; k < b->S; k++)
         sacc[k] = 0.0f;
-    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+    for (int64_t a0 = 0; a0 < c->axis; a0 += b->R) {
         int64_t len;
-        const int64_t off = col16_run(c, &b, base, a0, &len);
+        const int64_t off = col16_run(c, b, base, a0, &len);
         const uint16_t *g = G + off, *y = Y + off;
         int64_t k = 0;
         for (; k + 8 <= len; k += 8) {
-            const __m256 t = _mm256_mul_ps(ld16x8(g + k, bf), ld16x8(y + k, bf));
+            const __m256 vg = ld16x8(g + k, bf);
+            const __m256 t = lg ? vg : _mm256_mul_ps(vg, ld16x8(y + k, bf));
             _mm256_storeu_ps(sacc + k, _mm256_add_ps(_mm256_loadu_ps(sacc + k), t));
         }
         for (; k < len; k++)
-            sacc[k] += ld16(g[k], bf) * ld16(y[k], bf);
+            sacc[k] += lg ? ld16(g[k], bf) : ld16(g[k], bf) * ld16(y[k], bf);
     }
-    fold_sum_f(sacc, b.R, b.w);
-    for (int64_t k = 0; k < b.w; k++)
+    fold_sum_f(sacc, b->R, b->w);
+    for (int64_t k = 0; k < b->w; k++)
         if (sacc[k] != sacc[k])
             return 0;
-    replicate(sacc, b.R, b.w, sizeof(float));
+    replicate(sacc, b->R, b->w, sizeof(float));
+    return 1;
+}
 
-    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+ACLK_TARGET_AVX2 static int col16_dots_avx2(const bwd_args *c, int64_t base, const blk_t *b,
+                                            float *sacc)
+{
+    if (c->lg)
+        return c->dt == ACLK_BF16 ? col16_dots(c, base, b, sacc, 1, 1)
+                                  : col16_dots(c, base, b, sacc, 0, 1);
+    return c->dt == ACLK_BF16 ? col16_dots(c, base, b, sacc, 1, 0)
+                              : col16_dots(c, base, b, sacc, 0, 0);
+}
+
+/* pass 2 of softmax_backward at the AVX2 level: float32 outputs in obuf, then narrowed */
+ACLK_AVX2_INLINE void col16_out(const bwd_args *c, int64_t base, const blk_t *b,
+                                const float *sacc, float *obuf, const int bf)
+{
+    const uint16_t *G = (const uint16_t *)c->g, *Y = (const uint16_t *)c->yv;
+    for (int64_t a0 = 0; a0 < c->axis; a0 += b->R) {
         int64_t len;
-        const int64_t off = col16_run(c, &b, base, a0, &len);
+        const int64_t off = col16_run(c, b, base, a0, &len);
         const uint16_t *g = G + off, *y = Y + off;
         int64_t k = 0;
         for (; k + 8 <= len; k += 8) {
@@ -1300,13 +1330,61 @@ ACLK_AVX2_INLINE int col16_block(const bwd_args *c, int64_t o, int64_t i0, blk_t
         }
         put_f32(c->nt, c->dt, c->out, off, len, obuf);
     }
-    return 1;
 }
 
-ACLK_TARGET_AVX2 static int col16_block_avx2(const bwd_args *c, int64_t o, int64_t i0, blk_t b,
-                                             bwd_ws *ws)
+ACLK_TARGET_AVX2 static void col16_out_avx2(const bwd_args *c, int64_t base, const blk_t *b,
+                                            const float *sacc, float *obuf)
 {
-    return c->dt == ACLK_BF16 ? col16_block(c, o, i0, b, ws, 1) : col16_block(c, o, i0, b, ws, 0);
+    if (c->dt == ACLK_BF16)
+        col16_out(c, base, b, sacc, obuf, 1);
+    else
+        col16_out(c, base, b, sacc, obuf, 0);
+}
+
+/* pass 2 at the AVX-512 level, both operators: computed, narrowed and stored in registers (the
+   exp too), as the rows' output pass */
+ACLK_TARGET_AVX512 static void col16_out_avx512(const bwd_args *c, int64_t base, const blk_t *b,
+                                                const float *sacc)
+{
+    uint16_t hbuf[WMAX];
+    const int bf = c->dt == ACLK_BF16;
+    const uint16_t *G = (const uint16_t *)c->g, *Y = (const uint16_t *)c->yv;
+    uint16_t *out = (uint16_t *)c->out;
+    for (int64_t a0 = 0; a0 < c->axis; a0 += b->R) {
+        int64_t len;
+        const int64_t off = col16_run(c, b, base, a0, &len);
+        uint16_t *d = c->nt ? hbuf : out + off;
+#define COL16_OUT(BF, LG) out16_512(G + off, Y + off, 0.0f, sacc, d, len, BF, LG)
+        if (c->lg)
+            bf ? COL16_OUT(1, 1) : COL16_OUT(0, 1);
+        else
+            bf ? COL16_OUT(1, 0) : COL16_OUT(0, 0);
+#undef COL16_OUT
+        if (c->nt)
+            stream16(out + off, hbuf, len);
+    }
+}
+
+/* Runs (a block's contiguous a-rows, b->S elements) at least this long take the AVX-512 output
+   pass; shorter ones too for a log_softmax_backward output stored normally. Streamed in shorter
+   runs ((16, 1000, 1000) over dim 1: 64 elements), the AVX-512 pass made softmax_backward 1.10-
+   1.26x slower, cold, 2 threads; in cache, runs of 512 ((64, 512, 64)) float16
+   softmax_backward 0.18 -> 0.19 ns per element, but cold (64, 4096, 64) 0.93-1.02x and
+   log_softmax_backward 0.82-0.86x. */
+#define COL16_WIDE_RUN 512
+
+/* the block's two passes; 0 (nothing written) when a column's dot or sum is NaN */
+static int col16_block(const bwd_args *c, int64_t o, int64_t i0, const blk_t *b, bwd_ws *ws,
+                       int wide)
+{
+    const int64_t base = o * c->axis * c->inner + i0;
+    if (!col16_dots_avx2(c, base, b, ws->sacc))
+        return 0;
+    if (wide)
+        col16_out_avx512(c, base, b, ws->sacc);
+    else
+        col16_out_avx2(c, base, b, ws->sacc, ws->obuf);
+    return 1;
 }
 #endif
 
@@ -1372,13 +1450,14 @@ ACLK_CLONES static void bwd_cols_chunk(void *ctx, int64_t t0, int64_t t1)
     }
     const int64_t W = blk_width(c->dt, c->axis, c->inner), nblk = (c->inner + W - 1) / W;
 #if defined(ACLK_X86)
-    const int fast16 = c->dt != ACLK_F32 && !c->lg && aclk_isa_level() >= ACLK_ISA_AVX2;
+    const int level = c->dt == ACLK_F32 ? ACLK_ISA_GENERIC : aclk_isa_level();
 #endif
     for (int64_t t = t0; t < t1; t++) {
         int64_t o = t / nblk, i0 = (t % nblk) * W;
         const blk_t b = block_geom(c->axis, c->inner, i0, W);
 #if defined(ACLK_X86)
-        if (fast16 && col16_block_avx2(c, o, i0, b, &ws))
+        const int wide = level >= ACLK_ISA_AVX512 && (b.S >= COL16_WIDE_RUN || (c->lg && !c->nt));
+        if ((wide || (level >= ACLK_ISA_AVX2 && !c->lg)) && col16_block(c, o, i0, &b, &ws, wide))
             continue;
 #endif
         bwd_block(c, o, i0, b, &ws);
