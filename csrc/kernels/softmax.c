@@ -1152,24 +1152,31 @@ ACLK_AVX512_INLINE void out16_512(const uint16_t *g, const uint16_t *y, float s,
         out16_tail(g, y, s, d, k, n, bf, lg);
 }
 
+/* out[0, n) of c's operator and dtype by out16_512; a streamed output (c->nt) is written into
+   hbuf and streamed from there in one burst */
+ACLK_AVX512_INLINE void out16_piece(const bwd_args *c, const uint16_t *g, const uint16_t *y,
+                                    float s, const float *sv, uint16_t *out, uint16_t *hbuf,
+                                    int64_t n)
+{
+    const int bf = c->dt == ACLK_BF16;
+    uint16_t *d = c->nt ? hbuf : out;
+    if (c->lg)
+        bf ? out16_512(g, y, s, sv, d, n, 1, 1) : out16_512(g, y, s, sv, d, n, 0, 1);
+    else
+        bf ? out16_512(g, y, s, sv, d, n, 1, 0) : out16_512(g, y, s, sv, d, n, 0, 0);
+    if (c->nt)
+        stream16(out, hbuf, n);
+}
+
 ACLK_TARGET_AVX512 static void row16_out_avx512(const bwd_args *c, int64_t base, float s)
 {
     uint16_t hbuf[SEG];
-    const int bf = c->dt == ACLK_BF16;
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
     uint16_t *out = (uint16_t *)c->out + base;
     for (int64_t a0 = 0; a0 < c->axis; a0 += SEG) {
         prefetch_next_row2(c, base, a0, 1);
         const int64_t len = min64(SEG, c->axis - a0);
-        uint16_t *d = c->nt ? hbuf : out + a0;
-#define ROW16_OUT(BF, LG) out16_512(g + a0, y + a0, s, NULL, d, len, BF, LG)
-        if (c->lg)
-            bf ? ROW16_OUT(1, 1) : ROW16_OUT(0, 1);
-        else
-            bf ? ROW16_OUT(1, 0) : ROW16_OUT(0, 0);
-#undef ROW16_OUT
-        if (c->nt)
-            stream16(out + a0, hbuf, len);
+        out16_piece(c, g + a0, y + a0, s, NULL, out + a0, hbuf, len);
     }
 }
 #endif
@@ -1376,21 +1383,12 @@ ACLK_TARGET_AVX512 static void col16_out_avx512(const bwd_args *c, int64_t base,
                                                 const float *sacc)
 {
     uint16_t hbuf[WMAX];
-    const int bf = c->dt == ACLK_BF16;
     const uint16_t *G = (const uint16_t *)c->g, *Y = (const uint16_t *)c->yv;
     uint16_t *out = (uint16_t *)c->out;
     for (int64_t a0 = 0; a0 < c->axis; a0 += b->R) {
         int64_t len;
         const int64_t off = col16_run(c, b, base, a0, &len);
-        uint16_t *d = c->nt ? hbuf : out + off;
-#define COL16_OUT(BF, LG) out16_512(G + off, Y + off, 0.0f, sacc, d, len, BF, LG)
-        if (c->lg)
-            bf ? COL16_OUT(1, 1) : COL16_OUT(0, 1);
-        else
-            bf ? COL16_OUT(1, 0) : COL16_OUT(0, 0);
-#undef COL16_OUT
-        if (c->nt)
-            stream16(out + off, hbuf, len);
+        out16_piece(c, G + off, Y + off, 0.0f, sacc, out + off, hbuf, len);
     }
 }
 
