@@ -812,6 +812,26 @@ ACLK_INLINE void bwd_combine(int lg, const float *restrict pg, const float *rest
     }
 }
 
+/* The next row's prefetch spread over npass passes of the current one (npass 2: part a0/SEG
+   of the reduction pass's pieces, pass 0, and of the output pass's, pass 1, half the next row
+   each). The 16-bit register rows spread it over both passes, so that memory also works while
+   the reduction runs from cache instead of idling until the output pass: (4096, 4096), 2
+   threads, cold, `ab_kernels.py`, AVX-512 level, softmax_backward 0.89-0.97x (float16) and
+   0.72-0.92x (bfloat16), log_softmax_backward 0.88-1.03x; 1 thread 0.91-1.03x. Not for
+   log_softmax_backward at the AVX2 level, whose longer output pass (the exp through a float32
+   buffer) keeps the whole prefetch: split, it measured 1.0-1.18x there. */
+ACLK_INLINE void prefetch_next_row2(const bwd_args *c, int64_t base, int64_t a0, int pass,
+                                    int npass)
+{
+    if (base + c->axis >= c->outer * c->axis)
+        return;
+    const int64_t esz = c->dt == ACLK_F32 ? 4 : 2, nbytes = c->axis * esz;
+    const int64_t nb = (c->axis + SEG - 1) / SEG, i = pass * nb + a0 / SEG;
+    const int64_t off = (base + c->axis) * esz;
+    prefetch_part((const char *)c->g + off, nbytes, i, npass * nb);
+    prefetch_part((const char *)c->yv + off, nbytes, i, npass * nb);
+}
+
 /* The output pass of a backward row reads grad and y from cache (and computes an exp per
    element for log_softmax_backward): on rows (inner 1) it prefetches the next row's grad and
    y, a part per SEG piece (a0: the piece's start), so that memory works during the arithmetic
@@ -820,32 +840,9 @@ ACLK_INLINE void bwd_combine(int lg, const float *restrict pg, const float *rest
    float32 6.6 -> 6.2 (on a Zen 3 core it had measured no faster for softmax_backward). */
 ACLK_INLINE void prefetch_next_row(const bwd_args *c, int64_t base, int64_t a0)
 {
-    if (base + c->axis >= c->outer * c->axis)
-        return;
-    const int64_t esz = c->dt == ACLK_F32 ? 4 : 2, nbytes = c->axis * esz;
-    const int64_t nb = (c->axis + SEG - 1) / SEG, i = a0 / SEG;
-    const int64_t off = (base + c->axis) * esz;
-    prefetch_part((const char *)c->g + off, nbytes, i, nb);
-    prefetch_part((const char *)c->yv + off, nbytes, i, nb);
+    prefetch_next_row2(c, base, a0, 0, 1);
 }
 
-/* The same spread over both passes of a 16-bit register row (part i of the reduction pass's
-   pieces: pass 0; of the output pass's: pass 1; half the next row each), so that memory also
-   works while the reduction runs from cache instead of idling until the output pass: (4096,
-   4096), 2 threads, cold, `ab_kernels.py`, AVX-512 level, softmax_backward 0.89-0.97x (float16)
-   and 0.72-0.92x (bfloat16), log_softmax_backward 0.88-1.03x; 1 thread 0.91-1.03x. Not for
-   log_softmax_backward at the AVX2 level, whose longer output pass (the exp through a float32
-   buffer) keeps the whole prefetch: split, it measured 1.0-1.18x there. */
-ACLK_INLINE void prefetch_next_row2(const bwd_args *c, int64_t base, int64_t a0, int pass)
-{
-    if (base + c->axis >= c->outer * c->axis)
-        return;
-    const int64_t nbytes = c->axis * 2;
-    const int64_t nb = (c->axis + SEG - 1) / SEG, i = pass * nb + a0 / SEG;
-    const int64_t off = (base + c->axis) * 2;
-    prefetch_part((const char *)c->g + off, nbytes, i, 2 * nb);
-    prefetch_part((const char *)c->yv + off, nbytes, i, 2 * nb);
-}
 
 #if defined(ACLK_X86)
 /* 16-bit softmax_backward and log_softmax_backward rows at the AVX2 level and above: the halves
@@ -947,7 +944,7 @@ ACLK_AVX2_INLINE float row16_reduce(const bwd_args *c, int64_t base, const uint1
            16m + {4-7, 12-15}; put back in index order after the loop */
         for (; k + RW <= n; k += RW) {
             if (split && k % SEG == 0)
-                prefetch_next_row2(c, base, k, 0);
+                prefetch_next_row2(c, base, k, 0, 2);
             for (int m = 0; m < RW / 16; m++) {
                 __m256 g0, g1, y0, y1;
                 aclk_avx2_ld2_bf16_lanes(g + k + 16 * m, &g0, &g1);
@@ -972,7 +969,7 @@ ACLK_AVX2_INLINE float row16_reduce(const bwd_args *c, int64_t base, const uint1
     } else {
         for (; k + RW <= n; k += RW) {
             if (split && k % SEG == 0)
-                prefetch_next_row2(c, base, k, 0);
+                prefetch_next_row2(c, base, k, 0, 2);
             for (int j = 0; j < RW / 8; j++) {
                 const __m256 vg = ld16x8(g + k + 8 * j, bf);
                 a[j] = _mm256_add_ps(a[j], lg ? vg : _mm256_mul_ps(vg, ld16x8(y + k + 8 * j, bf)));
@@ -1042,7 +1039,7 @@ ACLK_TARGET_AVX2 static void row16_out_avx2(const bwd_args *c, int64_t base, flo
         if (c->lg)
             prefetch_next_row(c, base, a0);
         else
-            prefetch_next_row2(c, base, a0, 1);
+            prefetch_next_row2(c, base, a0, 1, 2);
         const int64_t len = min64(SEG, c->axis - a0);
         if (c->lg) {
             if (bf)
@@ -1079,36 +1076,24 @@ ACLK_AVX512_INLINE __m512 ld16x16(const uint16_t *p, const int bf)
     return bf ? aclk_avx512_ld_bf16(p) : aclk_avx512_ld_f16_raw(p);
 }
 
-/* exp(x) of 16 floats: aclk_exp_neg_normal_f32 written out when every x is in its domain */
+/* exp(x) of 16 floats: aclk_exp_neg_normal_f32 when every x is in its domain, else
+   aclk_exp_f32 (the same bits where both are defined); gcc vectorises either loop to one
+   16-lane pass in this AVX-512 function */
 ACLK_AVX512_INLINE __m512 exp16(__m512 x)
 {
     const __mmask16 in = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LE_OQ) &
                          _mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_NORMAL_MIN), _CMP_GE_OQ);
-    if (in != 0xFFFF) {
-        float t[16];
-        _mm512_storeu_ps(t, x);
+    float t[16];
+    _mm512_storeu_ps(t, x);
+    if (in == 0xFFFF) {
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++)
+            t[j] = aclk_exp_neg_normal_f32(t[j]);
+    } else {
         for (int j = 0; j < 16; j++)
             t[j] = aclk_exp_f32(t[j]);
-        return _mm512_loadu_ps(t);
     }
-    const __m512 big = _mm512_set1_ps(12582912.0f); /* 1.5 * 2^23 */
-    const __m512 k = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), big);
-    const __m512 n = _mm512_sub_ps(k, big);
-    const __m512i nb = _mm512_slli_epi32(
-        _mm512_sub_epi32(_mm512_castps_si512(k), _mm512_set1_epi32(0x4B400000)), 23);
-    /* aclk_exp_reduced_ */
-    __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693359375f), x);
-    r = _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440e-4f), r);
-    const __m512 r2 = _mm512_mul_ps(r, r);
-    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-    p = _mm512_add_ps(_mm512_mul_ps(p, r2), r);
-    p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
-    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(p), nb));
+    return _mm512_loadu_ps(t);
 }
 
 /* 16 outputs in float32 from 16 elements of grad and y */
@@ -1174,7 +1159,7 @@ ACLK_TARGET_AVX512 static void row16_out_avx512(const bwd_args *c, int64_t base,
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
     uint16_t *out = (uint16_t *)c->out + base;
     for (int64_t a0 = 0; a0 < c->axis; a0 += SEG) {
-        prefetch_next_row2(c, base, a0, 1);
+        prefetch_next_row2(c, base, a0, 1, 2);
         const int64_t len = min64(SEG, c->axis - a0);
         out16_piece(c, g + a0, y + a0, s, NULL, out + a0, hbuf, len);
     }
