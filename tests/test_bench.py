@@ -309,6 +309,22 @@ def test_ab_kernels_compares_a_build_with_itself():
         assert a > 0 and b > 0 and ratio == pytest.approx(b / a)
 
 
+def test_ab_kernels_hot_writes_nothing_between_calls(capsys, monkeypatch):
+    """--hot: no eviction buffer is allocated or written (the header says hot), the lines as in
+    a cold run."""
+    ab = _ab_kernels()
+    sizes = []
+    real_ones = ab.np.ones
+    monkeypatch.setattr(ab.np, "ones", lambda n, *a, **k: sizes.append(n) or real_ones(n, *a, **k))
+    so = _emu.__file__
+    ab.main([so, so, "--shape", "2,9,3", "--dtype", "float16", "--op", "softmax", "--reps", "2",
+             "--threads", "1", "--hot"])
+    out = capsys.readouterr().out
+    assert "1 threads, hot, medians of 2 calls" in out
+    assert out.splitlines()[-1].split()[:2] == ["float16", "softmax"]
+    assert sizes == []
+
+
 @pytest.mark.parametrize("args", [["--shape", "1,2"], ["--shape", "1,x,3"], ["--reps", "0"],
                                   ["--dtype", "int32"]])
 def test_ab_kernels_bad_input_is_a_usage_error(args, capsys):
