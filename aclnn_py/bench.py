@@ -13,7 +13,12 @@ state. In a row each contender in turn gets one warm-up call, then ``repeat`` ti
   compute, cast back, the casts timed). NumPy runs on one thread: it is timed in the first row of
   a case and cache state and shared by the other thread counts;
 - PyTorch (optional): the aten ``out=`` variant into a preallocated tensor, on the same inputs,
-  with ``torch.set_num_threads(threads)``.
+  with ``torch.set_num_threads(threads)``;
+- probe: a fixed compute-only workload on the kernel pool (no memory traffic), timed right after
+  each emulator call. Its median in a row over its median across the run's rows of that thread
+  count (``cpu``, :func:`mark_cpu`) shows a row that ran while the machine computed slower than
+  usual (on a shared virtual machine, whole stretches of a run can: a row's times then say
+  little about the kernel).
 
 Correctness (outside the timed region): each output against a float64 golden of the formula
 computed from the same inputs widened to float64: the max absolute error, and the max error in
@@ -46,6 +51,8 @@ FALLBACK_EVICT_BYTES = 64 << 20  # when the last-level cache size is unknown
 SEED = 0  # make_inputs' default seed
 SLOW_CALL_S = 0.25  # a contender whose warm-up call takes longer than this (NumPy's float16
 SLOW_REPEAT = 3  # formulas) is timed at most SLOW_REPEAT times
+PROBE_CHUNKS = 64  # the compute probe's size: ~0.4 ms on one core, split over the kernel threads
+CPU_SLOW = 1.25  # a row whose probe took this much longer than the run's usual is flagged
 
 
 def _declared() -> list:
@@ -340,6 +347,8 @@ class Record:
     torch_err_rel: Optional[float] = None
     err_scaled: bool = False  # the eps errors scale with max|golden| (backward operators)
     bit_identical: Optional[bool] = None  # the emulator's output equals the first thread count's
+    probe_ms: Optional[float] = None  # the compute probe, timed right after each emulator call
+    cpu: Optional[float] = None  # probe_ms over the run's median probe_ms (mark_cpu)
     ratios: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -386,7 +395,8 @@ class Evictor:
 
 
 def _rounds(fns: dict, repeat: int, evict: Optional[Callable],
-            slow_s: float = SLOW_CALL_S, paired: tuple = ()) -> tuple[dict, dict, dict]:
+            slow_s: float = SLOW_CALL_S, paired: tuple = (),
+            unevicted: tuple = ()) -> tuple[dict, dict, dict]:
     """({name: median ms}, {name: the warm-up call's result}, {name: timed calls}): each
     contender gets one warm-up call, then ``repeat`` timed calls (at most SLOW_REPEAT when the
     warm-up took longer than ``slow_s`` seconds), ``evict`` before every timed call.
@@ -394,12 +404,14 @@ def _rounds(fns: dict, repeat: int, evict: Optional[Callable],
     kernel pool) take their timed calls in turn, call by call, so that a drift of the machine's
     speed moves both medians alike; the others run one after the other, not call by call: a
     thread pool that spins after its call, as OpenMP's does, would slow the next contender's
-    call."""
+    call. The contenders named in ``unevicted`` (the compute probe) are timed without an
+    eviction before them."""
     clock = time.perf_counter
     medians, first, counts = {}, {}, {}
 
-    def timed(fn) -> float:
-        if evict is not None:
+    def timed(name) -> float:
+        fn = fns[name]
+        if evict is not None and name not in unevicted:
             evict()
         t0 = clock()
         fn()
@@ -417,7 +429,7 @@ def _rounds(fns: dict, repeat: int, evict: Optional[Callable],
         times: dict = {name: [] for name in group}
         for _ in range(n):
             for name in group:
-                times[name].append(timed(fns[name]))
+                times[name].append(timed(name))
         for name in group:
             medians[name], counts[name] = statistics.median(times[name]), n
     return medians, first, counts
@@ -551,6 +563,7 @@ class Runner:
                 floor = runtime.floor_call("add", (ptrs[0], ptrs[1], ptrs[n_in]),
                                            -(-out.nbytes // 4) * 4)
 
+            probe = runtime.probe_call(PROBE_CHUNKS)
             numpy_fn = self._numpy_fn(case, inputs) if self.use_numpy else None
             torch_fn, torch_out = self._torch_fn(case, inputs)
             golden = golden_of(case.op, inputs, dim)
@@ -577,14 +590,15 @@ class Runner:
                 e_err = errors(got, golden, case.dtype, scaled)
                 del got
                 for cache in self._caches(case):
-                    fns = {"emulator": emulate, "floor": floor}
+                    fns = {"emulator": emulate, "probe": probe, "floor": floor}
                     if torch_fn is not None:
                         fns["torch"] = torch_fn
                     if numpy_fn is not None and cache not in numpy_ms:
                         fns["numpy"] = numpy_fn
                     ms, results, counts = _rounds(fns, self.repeat,
                                                   self.evict if cache == "cold" else None,
-                                                  paired=("emulator", "floor"))
+                                                  paired=("emulator", "probe", "floor"),
+                                                  unevicted=("probe",))
                     if "numpy" in ms:
                         numpy_ms[cache] = ms["numpy"]
                         if numpy_err is None:
@@ -603,7 +617,7 @@ class Runner:
                         emulator_err_rel=e_err[2], numpy_err_abs=np_e[0],
                         numpy_err_eps=np_e[1], numpy_err_rel=np_e[2], torch_err_abs=t_e[0],
                         torch_err_eps=t_e[1], torch_err_rel=t_e[2],
-                        bit_identical=identical))
+                        bit_identical=identical, probe_ms=ms["probe"]))
                     tick(f"{short_name(case.op)} {case.dtype} {case.label} "
                          f"{threads}t {cache}")
             return records
@@ -636,6 +650,20 @@ class Runner:
         return fn, t_out
 
 
+def mark_cpu(records: list) -> list:
+    """Sets each record's ``cpu``: its probe time over the median probe time of the records at
+    its thread count (None without probe times). A row at ``cpu`` >= CPU_SLOW ran while the
+    machine computed that much slower than during the rest of the run. Returns records."""
+    by_threads: dict = {}
+    for r in records:
+        if r.probe_ms:
+            by_threads.setdefault(r.threads, []).append(r.probe_ms)
+    for r in records:
+        usual = statistics.median(by_threads[r.threads]) if r.probe_ms else None
+        r.cpu = r.probe_ms / usual if usual else None
+    return records
+
+
 # -------------------------------------------------------------------------------- output ----
 
 
@@ -647,6 +675,12 @@ def _ms(v: Optional[float]) -> str:
 
 def _x(v: Optional[float]) -> str:
     return "-" if v is None else f"{v:.2f}"
+
+
+def _cpu(r: Record) -> str:
+    if r.cpu is None:
+        return "-"
+    return f"{r.cpu:.2f}" + ("!" if r.cpu >= CPU_SLOW else "")
 
 
 def _eps(r: Record) -> str:
@@ -677,7 +711,7 @@ def header_lines(machine: dict) -> list:
 COLUMNS = (("operator", 20, "<"), ("dtype", 9, "<"), ("shape/dim", 15, "<"), ("thr", 4, ">"),
            ("cache", 6, ">"), ("emu ms", 9, ">"), ("floor ms", 9, ">"), ("x floor", 8, ">"),
            ("numpy ms", 9, ">"), ("x numpy", 8, ">"), ("torch ms", 9, ">"), ("x torch", 8, ">"),
-           ("GB/s", 7, ">"), ("err eps", 8, ">"))
+           ("GB/s", 7, ">"), ("err eps", 8, ">"), ("cpu", 6, ">"))
 
 
 def format_table(records: list, machine: Optional[dict] = None) -> str:
@@ -693,14 +727,17 @@ def format_table(records: list, machine: Optional[dict] = None) -> str:
             short_name(r.op), r.dtype, r.label, str(r.threads), r.cache,
             _ms(r.emulator_ms), _ms(r.floor_ms), _x(r.ratios["floor"]), _ms(r.numpy_ms),
             _x(r.ratios["numpy"]), _ms(r.torch_ms), _x(r.ratios["torch"]), f"{r.gbps:.1f}",
-            _eps(r)]))
+            _eps(r), _cpu(r)]))
     lines += textwrap.wrap(
         "ms: medians of single calls (emulator: phase 2 + synchronize); x floor / x numpy / "
         "x torch: emulator time over theirs (< 1: the emulator is faster); floor: the output's "
         "bytes copied (forward) or a 2-in/1-out add (backward) on the kernel pool; GB/s: the "
         "emulator's bytes read + written per second; err eps: the emulator's max error against "
         "a float64 golden, |out - golden| / (eps * (|golden| + s)), s = 1 (forward) or "
-        "max|golden| (backward); at most 0.5 when correctly rounded (docs/performance.md)",
+        "max|golden| (backward); at most 0.5 when correctly rounded; cpu: a fixed compute "
+        "workload's time during the row over its median in the run at that thread count, "
+        f"'!' from {CPU_SLOW}: the machine computed slower while the row ran, so its times say "
+        "little about the kernels (docs/performance.md)",
         width=len(head))
     return "\n".join(lines)
 
@@ -712,7 +749,8 @@ def to_json(records: list, machine: dict) -> dict:
 def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
     """One panel per dtype; per operator and layout, a bar per thread count and cache state: the
     emulator's time over the floor's (log scale), reference lines at 1.3 and 1.6, PyTorch's time
-    over the floor as markers (a triangle at the top edge when off the scale)."""
+    over the floor as markers (a triangle at the top edge when off the scale); a row whose
+    ``cpu`` reached CPU_SLOW (the machine computed slower meanwhile) is a hatched bar."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -753,8 +791,10 @@ def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
                 if r is None or not r.ratios["floor"]:
                     continue
                 x = gi - 0.42 + bar_w * (si + 0.5)
-                ax.bar(x, r.ratios["floor"], bar_w * 0.9, color=colors[s], edgecolor="none",
-                       zorder=2)
+                slow = r.cpu is not None and r.cpu >= CPU_SLOW
+                ax.bar(x, r.ratios["floor"], bar_w * 0.9, color=colors[s],
+                       edgecolor="black" if slow else "none", linewidth=0.3,
+                       hatch="////" if slow else None, zorder=2)
                 t = r.ratios["torch_floor"]
                 if t and t < hi:
                     ax.plot([x], [t], marker="D", markersize=3.2, color="black",
@@ -796,6 +836,9 @@ def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
                        label="PyTorch time / floor (\u25b2: off the scale)"),
                 Line2D([], [], color="0.2", linestyle="--", label="1.3x floor"),
                 Line2D([], [], color="0.2", linestyle=":", label="1.6x floor")]
+    if any(r.cpu is not None and r.cpu >= CPU_SLOW for r in records):
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="////",
+                             label=f"the machine computed slower (cpu >= {CPU_SLOW})"))
     title = "aclnn-py bench: emulator time / floor, lower is better (log scale)"
     if machine:
         title += (f" \u2014 {machine['cpu']}, {machine['cores']} cores, ISA {machine['isa']}, "

@@ -688,6 +688,7 @@ def bench(op_names, dtype_names, shape, dim, threads_text, cache, repeat, json_p
         raise click.ClickException("out of memory: try a smaller --shape") from None
     finally:
         runner.close()
+    bench_mod.mark_cpu(records)
     machine = bench_mod.machine_info(threads, torch, not no_numpy)
     machine["repeat"] = repeat
     click.echo(bench_mod.format_table(records, machine), file=out)

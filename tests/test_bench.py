@@ -38,7 +38,7 @@ EPS_BOUND = {"float32": 1e-4 / 2.0 ** -23, "float16": 1e-3 / 2.0 ** -10,
 RECORD_FIELDS = {
     "op", "dtype", "shape", "dim", "threads", "cache", "repeat", "floor_kind", "nbytes",
     "emulator_ms", "floor_ms", "numpy_ms", "torch_ms", "err_scaled", "bit_identical", "ratios",
-    "gbps"} | {f"{who}_err_{kind}" for who in ("emulator", "numpy", "torch")
+    "gbps", "probe_ms", "cpu"} | {f"{who}_err_{kind}" for who in ("emulator", "numpy", "torch")
                for kind in ("abs", "eps", "rel")}
 MACHINE_FIELDS = {"isa", "cpu", "cores", "threads", "llc_bytes", "evict_bytes", "soc",
                   "aclnn_py", "python", "platform", "numpy", "torch", "date", "repeat"}
@@ -107,6 +107,7 @@ def test_json_fields_and_correctness(op_name):
         assert r["emulator_ms"] > 0 and r["floor_ms"] > 0 and r["numpy_ms"] > 0
         assert r["torch_ms"] is None
         assert r["ratios"]["floor"] == pytest.approx(r["emulator_ms"] / r["floor_ms"])
+        assert r["probe_ms"] > 0 and r["cpu"] > 0
         assert r["bit_identical"] in (None, True)  # the same bytes for every thread count
         dim = r["dim"]
         assert (dim is None) == (not REGISTRY[op_name].int_params)
@@ -223,6 +224,22 @@ def test_plot_writes_a_png(tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
 
 
+def test_plot_hatches_a_row_the_machine_slowed(tmp_path, monkeypatch):
+    """A row at cpu >= CPU_SLOW is drawn hatched, with a legend entry saying why."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.axes
+
+    hatches = []
+    real_bar = matplotlib.axes.Axes.bar
+    monkeypatch.setattr(matplotlib.axes.Axes, "bar", lambda self, *a, **k: (
+        hatches.append(k.get("hatch")), real_bar(self, *a, **k))[1])
+    rows = bench.mark_cpu([_record(2, 0.2), _record(2, 0.2), _record(2, 0.5)])
+    rows[1].dtype, rows[2].dtype = "float16", "bfloat16"
+    bench.plot(rows, str(tmp_path / "p.png"))
+    assert hatches == [None, None, "////"]
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_torch_column():
     pytest.importorskip("torch")
     data = run_json("--op", "softmax_backward", "--op", "hardsigmoid", *SMALL, "--threads", "1",
@@ -265,6 +282,61 @@ def test_rounds_pairs_the_emulator_and_the_floor_call_by_call():
     assert first == {"emulator": "e", "floor": "f", "torch": "t", "numpy": "n"}
     assert counts == {"emulator": 3, "floor": 3, "torch": 3, "numpy": 3}
     assert set(ms) == set(fns) and all(v >= 0 for v in ms.values())
+
+
+def test_rounds_times_the_unevicted_without_an_eviction():
+    """A contender named in unevicted (the compute probe) takes its turn in the pair without an
+    eviction before it."""
+    log: list = []
+    fns = {name: (lambda name=name: log.append(name)) for name in ("e", "p", "f")}
+    bench._rounds(fns, 2, lambda: log.append("x"), paired=("e", "p", "f"), unevicted=("p",))
+    assert log == ["e", "p", "f", "x", "e", "p", "x", "f", "x", "e", "p", "x", "f"]
+
+
+def _record(threads: int, probe_ms, emulator_ms: float = 1.0):
+    return bench.Record(op="aclnnSoftmax", dtype="float32", shape=[4, 8], dim=-1,
+                        threads=threads, cache="cold", repeat=5, floor_kind="copy", nbytes=256,
+                        emulator_ms=emulator_ms, floor_ms=1.0, probe_ms=probe_ms)
+
+
+def test_mark_cpu_flags_a_row_the_machine_slowed():
+    """cpu: the row's probe time over the median of its thread count's rows; a table row at
+    CPU_SLOW or more carries '!', the others not; no probe time, no cpu."""
+    rows = [_record(1, 0.40), _record(1, 0.42), _record(1, 0.38), _record(2, 0.20),
+            _record(2, 0.21), _record(2, 0.40), _record(2, None)]
+    bench.mark_cpu(rows)
+    assert [r.cpu for r in rows[:3]] == [pytest.approx(1.0), pytest.approx(1.05),
+                                         pytest.approx(0.95)]
+    assert rows[3].cpu == pytest.approx(0.20 / 0.21) and rows[5].cpu == pytest.approx(0.40 / 0.21)
+    assert rows[6].cpu is None
+    lines = bench.format_table(rows).splitlines()[2:9]
+    assert [line.split()[-1] for line in lines] == ["1.00", "1.05", "0.95", "0.95", "1.00",
+                                                    "1.90!", "-"]
+    assert bench.to_json(rows, {})["records"][5]["cpu"] == pytest.approx(0.40 / 0.21)
+
+
+def test_probe_takes_time_in_proportion_to_its_size():
+    """The compute probe does its work (the compiler did not drop it): 256 chunks take well over
+    ten times as long as 8, on one thread."""
+    import time as _time
+
+    from aclnn_py import runtime
+
+    before = runtime.num_threads()
+    runtime.set_num_threads(1)
+    try:
+        def best(chunks):
+            call = runtime.probe_call(chunks)
+            ts = []
+            for _ in range(5):
+                t0 = _time.perf_counter()
+                call()
+                ts.append(_time.perf_counter() - t0)
+            return min(ts)
+
+        assert best(256) > 10 * best(8)
+    finally:
+        runtime.set_num_threads(before)
 
 
 def test_rounds_slow_warm_up_limits_the_pair():

@@ -174,6 +174,14 @@ def floor_call(kind: str, addrs: tuple, nbytes: int) -> Callable[[], None]:
     raise ValueError(f"floor_call: kind must be 'copy' or 'add', not {kind!r}")
 
 
+def probe_call(chunks: int) -> Callable[[], None]:
+    """The benchmark's compute probe bound to its size: ``chunks`` chunks of a fixed float
+    workload in L1 on the kernel pool (about 6 us each on one core of a 2020s x86 machine)."""
+    probe = lib.aclk_probe
+    return lambda: probe(chunks)
+
+
 __all__ = ["ffi", "lib", "new_msg", "msg_text", "last_c_msg", "new_tasks", "MSG_LEN",
            "MAX_THREADS", "num_threads", "set_num_threads", "apply_thread_config", "isa_name",
-           "llc_bytes", "floor_call", "TRACE_MAX", "trace_enable", "trace_drain", "now_ns"]
+           "llc_bytes", "floor_call", "probe_call", "TRACE_MAX", "trace_enable", "trace_drain",
+           "now_ns"]

@@ -66,6 +66,9 @@ void aclk_set_num_threads(int n);
    multiple of 4). */
 void aclk_floor_copy(void *dst, const void *src, int64_t nbytes);
 void aclk_floor_add(const void *a, const void *b, void *out, int64_t nbytes);
+/* The benchmark's compute probe (runtime/pool.c): n chunks of a fixed float workload in L1, no
+   memory traffic, on the kernel pool; n <= 0 does nothing. */
+void aclk_probe(int64_t n);
 /* TEST HOOKS of the pool (tests/test_threads.py), not an API:
    emu_test_parallel_sum(n, grain): aclk_parallel_for over [0, n); 0 if every item was visited
    exactly once in chunks [k*grain, min((k+1)*grain, n)), -1 if not, -2 out of memory.
