@@ -14,11 +14,11 @@ state. In a row each contender in turn gets one warm-up call, then ``repeat`` ti
   a case and cache state and shared by the other thread counts;
 - PyTorch (optional): the aten ``out=`` variant into a preallocated tensor, on the same inputs,
   with ``torch.set_num_threads(threads)``;
-- probe: a fixed compute-only workload on the kernel pool (no memory traffic), timed right after
-  each emulator call. Its median in a row over its median across the run's rows of that thread
-  count (``cpu``, :func:`mark_cpu`) shows a row that ran while the machine computed slower than
-  usual (on a shared virtual machine, whole stretches of a run can: a row's times then say
-  little about the kernel).
+- probe: a fixed compute-only workload on the kernel pool (no memory traffic), timed in its own
+  turn right after the emulator's and the floor's calls, without evictions. Its median in a row
+  over its median across the run's rows of that thread count (``cpu``, :func:`mark_cpu`) shows
+  a row that ran while the machine computed slower than usual (on a shared virtual machine,
+  whole stretches of a run can: a row's times then say little about the kernel).
 
 Correctness (outside the timed region): each output against a float64 golden of the formula
 computed from the same inputs widened to float64: the max absolute error, and the max error in
@@ -347,7 +347,7 @@ class Record:
     torch_err_rel: Optional[float] = None
     err_scaled: bool = False  # the eps errors scale with max|golden| (backward operators)
     bit_identical: Optional[bool] = None  # the emulator's output equals the first thread count's
-    probe_ms: Optional[float] = None  # the compute probe, timed right after each emulator call
+    probe_ms: Optional[float] = None  # the compute probe, timed right after the row's pair
     cpu: Optional[float] = None  # probe_ms over the run's median probe_ms (mark_cpu)
     ratios: dict = field(default_factory=dict)
 
@@ -590,14 +590,14 @@ class Runner:
                 e_err = errors(got, golden, case.dtype, scaled)
                 del got
                 for cache in self._caches(case):
-                    fns = {"emulator": emulate, "probe": probe, "floor": floor}
+                    fns = {"emulator": emulate, "floor": floor, "probe": probe}
                     if torch_fn is not None:
                         fns["torch"] = torch_fn
                     if numpy_fn is not None and cache not in numpy_ms:
                         fns["numpy"] = numpy_fn
                     ms, results, counts = _rounds(fns, self.repeat,
                                                   self.evict if cache == "cold" else None,
-                                                  paired=("emulator", "probe", "floor"),
+                                                  paired=("emulator", "floor"),
                                                   unevicted=("probe",))
                     if "numpy" in ms:
                         numpy_ms[cache] = ms["numpy"]
