@@ -53,6 +53,7 @@ SLOW_CALL_S = 0.25  # a contender whose warm-up call takes longer than this (Num
 SLOW_REPEAT = 3  # formulas) is timed at most SLOW_REPEAT times
 PROBE_CHUNKS = 64  # the compute probe's size: ~0.4 ms on one core, split over the kernel threads
 CPU_SLOW = 1.25  # a row whose probe took this much longer than the run's usual is flagged
+SETTLE_S = 0.01  # the pause before each contender's turn: another pool's threads stop spinning
 
 
 def _declared() -> list:
@@ -396,7 +397,7 @@ class Evictor:
 
 def _rounds(fns: dict, repeat: int, evict: Optional[Callable],
             slow_s: float = SLOW_CALL_S, paired: tuple = (),
-            unevicted: tuple = ()) -> tuple[dict, dict, dict]:
+            unevicted: tuple = (), settle_s: float = SETTLE_S) -> tuple[dict, dict, dict]:
     """({name: median ms}, {name: the warm-up call's result}, {name: timed calls}): each
     contender gets one warm-up call, then ``repeat`` timed calls (at most SLOW_REPEAT when the
     warm-up took longer than ``slow_s`` seconds), ``evict`` before every timed call.
@@ -405,7 +406,10 @@ def _rounds(fns: dict, repeat: int, evict: Optional[Callable],
     speed moves both medians alike; the others run one after the other, not call by call: a
     thread pool that spins after its call, as OpenMP's does, would slow the next contender's
     call. The contenders named in ``unevicted`` (the compute probe) are timed without an
-    eviction before them."""
+    eviction before them. Each turn (the pair, then each other contender) starts after a pause
+    of ``settle_s``: PyTorch's OpenMP threads spin for a few ms after its call, and until they
+    stop they take a core from whatever runs (the compute probe took 0.38 ms instead of 0.19 on
+    2 threads up to 2 ms after a torch call, on the machine of docs/performance.md)."""
     clock = time.perf_counter
     medians, first, counts = {}, {}, {}
 
@@ -420,6 +424,8 @@ def _rounds(fns: dict, repeat: int, evict: Optional[Callable],
     pair = [name for name in fns if name in paired]
     groups = ([pair] if pair else []) + [[name] for name in fns if name not in pair]
     for group in groups:  # a group's calls in turn; a slow warm-up limits the whole group
+        if settle_s > 0:
+            time.sleep(settle_s)
         n = repeat
         for name in group:
             t0 = clock()
