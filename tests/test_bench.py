@@ -293,6 +293,17 @@ def test_rounds_times_the_unevicted_without_an_eviction():
     assert log == ["e", "p", "f", "x", "e", "p", "x", "f", "x", "e", "p", "x", "f"]
 
 
+def test_rounds_pause_before_each_turn(monkeypatch):
+    """Each turn (the pair, then each other contender) starts after a SETTLE_S pause, none
+    between the calls of a turn."""
+    log: list = []
+    monkeypatch.setattr(bench.time, "sleep", lambda s: log.append(("sleep", s)))
+    fns = {name: (lambda name=name: log.append(name)) for name in ("e", "f", "t")}
+    bench._rounds(fns, 2, None, paired=("e", "f"))
+    pause = ("sleep", bench.SETTLE_S)
+    assert log == [pause, "e", "f", "e", "f", "e", "f", pause, "t", "t", "t"]
+
+
 def _record(threads: int, probe_ms, emulator_ms: float = 1.0):
     return bench.Record(op="aclnnSoftmax", dtype="float32", shape=[4, 8], dim=-1,
                         threads=threads, cache="cold", repeat=5, floor_kind="copy", nbytes=256,
