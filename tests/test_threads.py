@@ -678,6 +678,27 @@ def test_floor_copy_and_add(threads_restored, nt, nbytes, offset):
     assert np.frombuffer(o.tobytes(), np.uint32, words).tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("nt", [1, 2, 3])
+def test_compute_probe_from_several_threads(threads_restored, nt):
+    """The benchmark's compute probe called from several threads at once, beside a kernel and
+    a thread-count change: every call returns, and at most the thread count computes chunks."""
+    rt.set_num_threads(nt)
+    lib.emu_test_pool_track(1)
+    try:
+        def run(k):
+            for i in range(3):
+                if k == 0 and i == 1:
+                    rt.set_num_threads(max(1, nt - 1))
+                lib.aclk_probe(8 + k)
+                lib.aclk_probe(0)  # nothing to do
+                assert lib.emu_test_parallel_sum(20_000 + k, 97) == 0
+        _concurrent_callers(4, run)
+        peak = lib.emu_test_pool_peak()
+    finally:
+        lib.emu_test_pool_track(0)
+    assert 1 <= peak <= nt
+
+
 # ------------------------------------------------------------------- thread stacks -------
 
 
