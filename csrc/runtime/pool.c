@@ -577,7 +577,7 @@ void aclk_floor_add(const void *a, const void *b, void *out, int64_t nbytes)
 
 /* A chunk: PROBE_STEPS multiply-adds on each of PROBE_LANES floats, in lanes the compiler
    vectorises (independent chains, so the core's arithmetic throughput decides its time, not
-   latency), then a store the compiler cannot drop. About 10 us on a 2020s x86 core. A run of
+   latency), then a store the compiler cannot drop. About 6 us on a 2020s x86 core. A run of
    the benchmark times it beside each row: with the machine's arithmetic speed steady it takes
    the same time in every row, and a row where it takes much longer ran while the machine
    computed slower (a virtual machine's cores sharing a physical one, say). */
