@@ -843,7 +843,6 @@ ACLK_INLINE void prefetch_next_row(const bwd_args *c, int64_t base, int64_t a0)
     prefetch_next_row2(c, base, a0, 0, 1);
 }
 
-
 #if defined(ACLK_X86)
 /* 16-bit softmax_backward and log_softmax_backward rows at the AVX2 level and above: the halves
    are converted in registers inside the reduction and output loops instead of being widened
@@ -862,6 +861,14 @@ ACLK_INLINE void prefetch_next_row(const bwd_args *c, int64_t base, int64_t a0)
    output pack restores element order. In cache, 1 thread, (32, 4096): bfloat16
    softmax_backward 0.250 -> 0.200 ns/element, log_softmax_backward 0.48 -> 0.43; cold,
    (4096, 4096), 2 threads: 0.94-0.98x. */
+
+/* F(args..., bf, lg) with bf (bfloat16, else float16) and lg (log_softmax_backward) as
+   constants taken from the bwd_args c, so that each of the four is compiled without the
+   choices in its loops */
+#define BF_LG_CALL(F, c, ...)                                                                 \
+    ((c)->lg ? ((c)->dt == ACLK_BF16 ? F(__VA_ARGS__, 1, 1) : F(__VA_ARGS__, 0, 1))           \
+             : ((c)->dt == ACLK_BF16 ? F(__VA_ARGS__, 1, 0) : F(__VA_ARGS__, 0, 0)))
+
 ACLK_AVX2_INLINE __m256 ld16x8(const uint16_t *p, const int bf)
 {
     return bf ? aclk_avx2_ld_bf16(p) : aclk_avx2_ld_f16_raw(p);
@@ -931,8 +938,8 @@ ACLK_AVX2_INLINE void row16_out256(const uint16_t *g, const uint16_t *y, float s
 
 /* dot(g, y) (lg: sum(g)) of one 16-bit row */
 ACLK_AVX2_INLINE float row16_reduce(const bwd_args *c, int64_t base, const uint16_t *g,
-                                    const uint16_t *y, int64_t n, const int bf, const int lg,
-                                    int split)
+                                    const uint16_t *y, int64_t n, int split, const int bf,
+                                    const int lg)
 {
     __m256 a[RW / 8];
     for (int j = 0; j < RW / 8; j++)
@@ -1019,11 +1026,7 @@ ACLK_TARGET_AVX2 static float row16_reduce_avx2(const bwd_args *c, int64_t base,
                                                 int split)
 {
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
-    if (c->lg)
-        return c->dt == ACLK_BF16 ? row16_reduce(c, base, g, y, n, 1, 1, split)
-                                  : row16_reduce(c, base, g, y, n, 0, 1, split);
-    return c->dt == ACLK_BF16 ? row16_reduce(c, base, g, y, n, 1, 0, split)
-                              : row16_reduce(c, base, g, y, n, 0, 0, split);
+    return BF_LG_CALL(row16_reduce, c, c, base, g, y, n, split);
 }
 
 /* the output of one 16-bit row from its reduction s, a SEG piece at a time (a streamed
@@ -1143,12 +1146,8 @@ ACLK_AVX512_INLINE void out16_piece(const bwd_args *c, const uint16_t *g, const 
                                     float s, const float *sv, uint16_t *out, uint16_t *hbuf,
                                     int64_t n)
 {
-    const int bf = c->dt == ACLK_BF16;
     uint16_t *d = c->nt ? hbuf : out;
-    if (c->lg)
-        bf ? out16_512(g, y, s, sv, d, n, 1, 1) : out16_512(g, y, s, sv, d, n, 0, 1);
-    else
-        bf ? out16_512(g, y, s, sv, d, n, 1, 0) : out16_512(g, y, s, sv, d, n, 0, 0);
+    BF_LG_CALL(out16_512, c, g, y, s, sv, d, n);
     if (c->nt)
         stream16(out, hbuf, n);
 }
@@ -1348,22 +1347,16 @@ ACLK_AVX512_INLINE int col16_dots512(const bwd_args *c, int64_t base, const blk_
     });
 }
 
-/* F(c, base, b, sacc, bf, lg) with bf and lg constants, so that each of the four is compiled
-   without the choices in its loop */
-#define COL16_DOTS_CALL(F, c, base, b, sacc)                                                   \
-    ((c)->lg ? ((c)->dt == ACLK_BF16 ? F(c, base, b, sacc, 1, 1) : F(c, base, b, sacc, 0, 1)) \
-             : ((c)->dt == ACLK_BF16 ? F(c, base, b, sacc, 1, 0) : F(c, base, b, sacc, 0, 0)))
-
 ACLK_TARGET_AVX512 static int col16_dots_avx512(const bwd_args *c, int64_t base, const blk_t *b,
                                                 float *sacc)
 {
-    return COL16_DOTS_CALL(col16_dots512, c, base, b, sacc);
+    return BF_LG_CALL(col16_dots512, c, c, base, b, sacc);
 }
 
 ACLK_TARGET_AVX2 static int col16_dots_avx2(const bwd_args *c, int64_t base, const blk_t *b,
                                             float *sacc)
 {
-    return COL16_DOTS_CALL(col16_dots, c, base, b, sacc);
+    return BF_LG_CALL(col16_dots, c, c, base, b, sacc);
 }
 
 /* pass 2 of softmax_backward at the AVX2 level: float32 outputs in obuf, then narrowed */
