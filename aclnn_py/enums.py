@@ -132,6 +132,7 @@ class Kernel(enum.IntEnum):
     HARDSIGMOID_BWD = 4
     CAST = 5
     STRIDED_COPY = 6
+    SOFTMAX_EX = 7
 
 
 __all__ = [

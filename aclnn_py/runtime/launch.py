@@ -70,9 +70,28 @@ def _params(t, kernel: int, p: dict) -> None:
     elif kernel in (Kernel.SOFTMAX_FWD, Kernel.SOFTMAX_BWD):
         sm = t.k.softmax
         sm.outer, sm.axis, sm.inner, sm.log = p["outer"], p["axis"], p["inner"], p.get("flag", 0)
+        sm.acc = p.get("acc", 0)
+    elif kernel == Kernel.SOFTMAX_EX:
+        _softmax_ex_params(t.k.softmax_ex, p)
     else:  # the elementwise family
         el = t.k.eltwise
         el.n, el.alpha, el.beta = p["n"], p.get("alpha", 0.0), p.get("beta", 0.0)
+
+
+def _softmax_ex_params(k, p: dict) -> None:
+    """emu_softmax_ex_args from a SoftmaxEx step's parameters (ops/softmax.py)."""
+    k.outer, k.axis, k.inner = p["outer"], p["axis"], p["inner"]
+    k.ndim, k.dim = len(p["shape"]), p["dim"]
+    for i, d in enumerate(p["shape"]):
+        k.shape[i] = d
+    k.log, k.inf_as_zero, k.acc = p.get("flag", 0), int(p.get("inf_as_zero", False)), p.get("acc", 0)
+    k.src_scale, k.dst_scale = p.get("src_scale", 1.0), p.get("dst_scale", 1.0)
+    posts = p.get("post_ops", ())
+    k.n_post = len(posts)
+    for slot, (alg, alpha, beta, src1, strides) in zip(k.post, posts):
+        slot.alg, slot.alpha, slot.beta, slot.src1 = alg, alpha, beta, src1
+        for i, s in enumerate(strides):
+            slot.strides[i] = s
 
 
 def new_bases(addrs: Sequence[int]) -> Any:

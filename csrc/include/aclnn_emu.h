@@ -19,7 +19,9 @@
 /* dtype codes (aclDataType values) understood by the kernels */
 #define ACLK_F32 0
 #define ACLK_F16 1
+#define ACLK_I8 2
 #define ACLK_I32 3
+#define ACLK_U8 4
 #define ACLK_F64 11
 #define ACLK_BF16 27
 
@@ -113,6 +115,87 @@ const char *aclk_softmax_bwd_impl(int dtype, int64_t outer, int64_t axis, int64_
 const char *aclk_hardsigmoid_fwd_impl(int dtype, int64_t n);
 const char *aclk_hardsigmoid_bwd_impl(int dtype, int64_t n);
 
+/* Accumulation modes of the softmax family (oneDNN's accumulation-mode attribute;
+   ACLNN_EMU_ACCUMULATION, functional's accumulation=). STRICT is the default and the only mode of
+   aclk_softmax_fwd / aclk_softmax_bwd. RELAXED and ANY let float16 / bfloat16 data be computed
+   with cheaper arithmetic, every output within 2 ulp of its dtype of the float64 result (the
+   backward operators: within 2^-10 of the largest |term| of the output's slice). */
+#define EMU_ACC_STRICT 0
+#define EMU_ACC_RELAXED 1
+#define EMU_ACC_ANY 2
+/* The relaxed kernels (kernels/softmax_relaxed.c): the signatures of aclk_softmax_fwd /
+   aclk_softmax_bwd, float16 and bfloat16 only (-1 for any other dtype). */
+int aclk_softmax_fwd_relaxed(int dtype, const void *x, void *y,
+                             int64_t outer, int64_t axis, int64_t inner, int log_softmax);
+int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *out,
+                             int64_t outer, int64_t axis, int64_t inner, int log_softmax);
+
+/* oneDNN's forward softmax with attributes (kernels/softmax_ex.c): src and dst each float32,
+   float16, bfloat16, float64, int8 or uint8; per element of the slice's softmax (log-softmax)
+   value d, in benchdnn's reference order: d *= src_scale; the post-ops in order;
+   d *= 1/dst_scale; conversion to dst (int8 / uint8: round half to even, saturate, NaN -> 0).
+   Computed in float32, or in float64 when src or dst is float64. inf_as_zero (softmax only): a
+   slice whose inputs are all -inf gives d = 0 instead of NaN. */
+#define EMU_MAX_POST_OPS 8
+/* post-op algorithms: eltwise 1..63, binary 64.. */
+#define EMU_PO_RELU 1
+#define EMU_PO_LINEAR 2
+#define EMU_PO_CLIP 3
+#define EMU_PO_CLIP_V2 4
+#define EMU_PO_TANH 5
+#define EMU_PO_LOGISTIC 6
+#define EMU_PO_EXP 7
+#define EMU_PO_LOG 8
+#define EMU_PO_ABS 9
+#define EMU_PO_SQUARE 10
+#define EMU_PO_SQRT 11
+#define EMU_PO_SWISH 12
+#define EMU_PO_GELU_ERF 13
+#define EMU_PO_GELU_TANH 14
+#define EMU_PO_ELU 15
+#define EMU_PO_HARDSIGMOID 16
+#define EMU_PO_HARDSWISH 17
+#define EMU_PO_MISH 18
+#define EMU_PO_POW 19
+#define EMU_PO_ROUND 20
+#define EMU_PO_SOFT_RELU 21
+#define EMU_PO_ADD 64
+#define EMU_PO_SUB 65
+#define EMU_PO_MUL 66
+#define EMU_PO_DIV 67
+#define EMU_PO_MAX 68
+#define EMU_PO_MIN 69
+#define EMU_PO_GE 70
+#define EMU_PO_GT 71
+#define EMU_PO_LE 72
+#define EMU_PO_LT 73
+#define EMU_PO_EQ 74
+#define EMU_PO_NE 75
+typedef struct emu_post_op {
+    int32_t alg;        /* EMU_PO_* */
+    float alpha;        /* eltwise parameters (oneDNN's alpha, beta) */
+    float beta;
+    int64_t src1;       /* binary: offset of src1 in the float32 src1 buffer, in elements */
+    int64_t strides[8]; /* binary: src1's element strides over dst's dims (0 where it broadcasts) */
+} emu_post_op;
+typedef struct emu_softmax_ex_args {
+    int64_t outer;      /* the tensor seen as outer x axis x inner, contiguous */
+    int64_t axis;
+    int64_t inner;
+    int32_t ndim;       /* dst's shape (for the binary post-ops' broadcast), dim its softmax axis */
+    int32_t dim;
+    int64_t shape[8];
+    int32_t log;        /* 1 = log-softmax */
+    int32_t inf_as_zero;
+    int32_t acc;        /* EMU_ACC_* (the kernel may ignore it: strict meets every bound) */
+    int32_t n_post;
+    float src_scale;
+    float dst_scale;
+    emu_post_op post[8];
+} emu_softmax_ex_args;
+int aclk_softmax_ex(const emu_softmax_ex_args *p, int src_dtype, const void *x,
+                    const float *src1, int dst_dtype, void *y);
+
 /* ------------------------------------------------------------- device memory (memory.c) ----
  * Each device is a range of reserved virtual addresses; allocations are carved out of it, so an
  * address is device memory exactly when it lies in a device's range. Every allocation has a
@@ -161,7 +244,8 @@ void emu_host_free(uintptr_t ptr);
 #define EMU_K_HARDSIGMOID_BWD 4
 #define EMU_K_CAST 5
 #define EMU_K_STRIDED_COPY 6
-#define EMU_K_COUNT 7
+#define EMU_K_SOFTMAX_EX 7
+#define EMU_K_COUNT 8
 
 /* Status codes the C core returns (CANN's values; tests check them against aclnn_py.status). */
 #define EMU_ACL_ERROR_INVALID_PARAM 100000
@@ -183,6 +267,7 @@ typedef struct emu_softmax_args {
     int64_t axis;
     int64_t inner;
     int32_t log;        /* 1 = log-softmax */
+    int32_t acc;        /* EMU_ACC_*: RELAXED / ANY run the relaxed kernels for 16-bit dtypes */
 } emu_softmax_args;
 
 typedef struct emu_eltwise_args {
@@ -217,7 +302,7 @@ typedef struct emu_task {
     int32_t dtype;      /* compute / source dtype */
     int32_t dtype2;     /* destination dtype */
     uintptr_t a;        /* first source */
-    uintptr_t b;        /* second source */
+    uintptr_t b;        /* second source (softmax_ex: the binary post-ops' float32 src1) */
     uintptr_t c;        /* destination */
     int32_t base[3];    /* emu_stream_launch: a, b, c are offsets from bases[base[i]]; -1 = absolute */
     union {
@@ -225,6 +310,7 @@ typedef struct emu_task {
         emu_eltwise_args eltwise;
         emu_cast_args cast;
         emu_copy_args copy;
+        emu_softmax_ex_args softmax_ex;
     } k;                /* EMU_TASK_KERNEL: the kernel family's parameters */
     int64_t n;          /* bytes (memcpy, memset), µs (sleep) */
     int32_t value;      /* memset byte */

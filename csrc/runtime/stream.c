@@ -108,9 +108,17 @@ static int is_event_task(int32_t type)
 /* The kernel table: one adapter per kernel id, reading the task's per-family parameters. */
 typedef int (*kernel_fn)(const emu_task *t);
 
+static int relaxed_16(const emu_task *t)
+{
+    return t->k.softmax.acc != EMU_ACC_STRICT && (t->dtype == ACLK_F16 || t->dtype == ACLK_BF16);
+}
+
 static int k_softmax_fwd(const emu_task *t)
 {
     const emu_softmax_args *p = &t->k.softmax;
+    if (relaxed_16(t))
+        return aclk_softmax_fwd_relaxed(t->dtype, (const void *)t->a, (void *)t->c, p->outer,
+                                        p->axis, p->inner, p->log);
     return aclk_softmax_fwd(t->dtype, (const void *)t->a, (void *)t->c, p->outer, p->axis,
                             p->inner, p->log);
 }
@@ -118,8 +126,17 @@ static int k_softmax_fwd(const emu_task *t)
 static int k_softmax_bwd(const emu_task *t)
 {
     const emu_softmax_args *p = &t->k.softmax;
+    if (relaxed_16(t))
+        return aclk_softmax_bwd_relaxed(t->dtype, (const void *)t->a, (const void *)t->b,
+                                        (void *)t->c, p->outer, p->axis, p->inner, p->log);
     return aclk_softmax_bwd(t->dtype, (const void *)t->a, (const void *)t->b, (void *)t->c,
                             p->outer, p->axis, p->inner, p->log);
+}
+
+static int k_softmax_ex(const emu_task *t)
+{
+    return aclk_softmax_ex(&t->k.softmax_ex, t->dtype, (const void *)t->a, (const float *)t->b,
+                           t->dtype2, (void *)t->c);
 }
 
 static int k_hardsigmoid_fwd(const emu_task *t)
@@ -157,6 +174,7 @@ static const kernel_fn kernel_table[EMU_K_COUNT] = {
     [EMU_K_HARDSIGMOID_BWD] = k_hardsigmoid_bwd,
     [EMU_K_CAST] = k_cast,
     [EMU_K_STRIDED_COPY] = k_strided_copy,
+    [EMU_K_SOFTMAX_EX] = k_softmax_ex,
 };
 
 static int run_kernel(const emu_task *t)
