@@ -346,6 +346,7 @@ def explain(op, shape, dtype, out_dtype, dim, strides, out_strides, soc, as_json
             "steps": executor.describe() if not ret else [],
             "layout": [{"what": w, "offset": o, "size": n}
                        for w, o, n in executor.plan.layout] if not ret else [],
+            "accumulation": executor.accumulation if not ret else None,
         })
         if ret:
             sys.exit(1)
@@ -358,6 +359,12 @@ def explain(op, shape, dtype, out_dtype, dim, strides, out_strides, soc, as_json
         click.echo(f"  {i}. {line}")
     if not executor.plan.steps:
         click.echo("  (empty tensors: nothing runs)")
+    if executor.accumulation is not None:
+        used = any(s.params.get("accumulation") for s in executor.plan.steps)
+        click.echo(f"accumulation: {executor.accumulation} (ACLNN_EMU_ACCUMULATION)" + (
+            "" if executor.accumulation == "strict" or used else
+            "; the kernel stays strict: relaxed applies to float16 / bfloat16 kernels whose "
+            "output is out's dtype"))
     if executor.plan.layout:
         click.echo("workspace layout (Align(n) = (n + 32 + 511) & ~511):")
         for what, offset, size in executor.plan.layout:
@@ -453,6 +460,11 @@ def env_rows() -> list[dict[str, Any]]:
         found = sorted(config.checks())
         return found, ", ".join(found) or "off"
 
+    def accumulation():
+        mode = config.accumulation()
+        return mode, mode + (" (float16/bfloat16 softmax family: faster, bounded error)"
+                             if mode != "strict" else "")
+
     def trace():
         path = config.trace_path()
         return path, path or "off"
@@ -484,6 +496,7 @@ def env_rows() -> list[dict[str, Any]]:
         ("isa", "ISA level", ("ACLNN_EMU_ISA",), isa),
         ("poison", "poison byte", ("ACLNN_EMU_POISON",), poison),
         ("checks", "checkers", ("ACLNN_EMU_CHECK",), checks),
+        ("accumulation", "accumulation", ("ACLNN_EMU_ACCUMULATION",), accumulation),
         ("trace", "trace file", ("ACLNN_EMU_TRACE",), trace),
         ("launch_blocking", "launch blocking", ("ACL_LAUNCH_BLOCKING", "ASCEND_LAUNCH_BLOCKING"),
          blocking),

@@ -21,6 +21,7 @@ KEYS = (
     "ACLNN_EMU_NUM_THREADS",
     "ACLNN_EMU_POISON",
     "ACLNN_EMU_CHECK",
+    "ACLNN_EMU_ACCUMULATION",
     "ACL_LAUNCH_BLOCKING",
     "ASCEND_LAUNCH_BLOCKING",
     "ASCEND_RT_VISIBLE_DEVICES",
@@ -298,6 +299,23 @@ def checks() -> frozenset:
     return frozenset(items)
 
 
+# oneDNN's accumulation modes (docs/onednn.md), the names its attribute takes
+ACCUMULATION_MODES = ("strict", "relaxed", "any")
+
+
+def accumulation() -> str:
+    """ACLNN_EMU_ACCUMULATION (an emulator extension): the accumulation mode of the softmax
+    family's executors, recorded at phase 1: "strict" (the default), "relaxed" or "any"."""
+    value = _raw("ACLNN_EMU_ACCUMULATION")
+    if value is None or value.strip() == "":
+        return "strict"
+    v = value.strip().lower()
+    if v not in ACCUMULATION_MODES:
+        raise ConfigError(f"ACLNN_EMU_ACCUMULATION={value!r}: expected one of "
+                          f"{', '.join(ACCUMULATION_MODES)} (oneDNN's accumulation modes)")
+    return v
+
+
 def trace_path() -> Optional[str]:
     """ACLNN_EMU_TRACE: the Chrome / Perfetto trace file to write, or None (off)."""
     value = _raw("ACLNN_EMU_TRACE")
@@ -339,6 +357,7 @@ _GETTERS = {
     "ACLNN_EMU_NUM_THREADS": num_threads,
     "ACLNN_EMU_POISON": poison,
     "ACLNN_EMU_CHECK": checks,
+    "ACLNN_EMU_ACCUMULATION": accumulation,
     "ACL_LAUNCH_BLOCKING": launch_blocking,
     "ASCEND_LAUNCH_BLOCKING": launch_blocking,
     "ASCEND_RT_VISIBLE_DEVICES": visible_devices,
@@ -358,6 +377,7 @@ def describe() -> dict[str, Any]:
         "ACLNN_EMU_NUM_THREADS": num_threads(),
         "ACLNN_EMU_POISON": f"0x{byte:02x}" if enabled else "off",
         "ACLNN_EMU_CHECK": ",".join(sorted(checks())) or "off",
+        "ACLNN_EMU_ACCUMULATION": accumulation(),
         "ACL_LAUNCH_BLOCKING": int(launch_blocking()),
         "ASCEND_RT_VISIBLE_DEVICES": ",".join(map(str, visible_devices() or ())) or "all",
         "ACLNN_EMU_TRACE": trace_path() or "off",

@@ -135,8 +135,60 @@ class Kernel(enum.IntEnum):
     SOFTMAX_EX = 7
 
 
+class Accumulation(enum.IntEnum):
+    """oneDNN's accumulation modes (``EMU_ACC_*``; ACLNN_EMU_ACCUMULATION, functional's
+    ``accumulation=``): STRICT keeps full accuracy and the same bits at every ISA level; RELAXED
+    and ANY let float16 / bfloat16 softmax-family kernels use cheaper arithmetic within a bound
+    (docs/onednn.md)."""
+
+    STRICT = 0
+    RELAXED = 1
+    ANY = 2
+
+
+
+class PostOpAlg(enum.IntEnum):
+    """oneDNN's post-op algorithms the softmax kernel applies (``EMU_PO_*``): eltwise below 64,
+    binary from 64. Their formulas: docs/onednn.md."""
+
+    RELU = 1
+    LINEAR = 2
+    CLIP = 3
+    CLIP_V2 = 4
+    TANH = 5
+    LOGISTIC = 6
+    EXP = 7
+    LOG = 8
+    ABS = 9
+    SQUARE = 10
+    SQRT = 11
+    SWISH = 12
+    GELU_ERF = 13
+    GELU_TANH = 14
+    ELU = 15
+    HARDSIGMOID = 16
+    HARDSWISH = 17
+    MISH = 18
+    POW = 19
+    ROUND = 20
+    SOFT_RELU = 21
+    ADD = 64
+    SUB = 65
+    MUL = 66
+    DIV = 67
+    MAX = 68
+    MIN = 69
+    GE = 70
+    GT = 71
+    LE = 72
+    LT = 73
+    EQ = 74
+    NE = 75
+
+
 __all__ = [
     "aclError", "aclnnStatus", "aclDataType", "aclFormat", "aclrtRunMode", "aclrtMemcpyKind",
     "aclrtMemMallocPolicy", "aclrtEventRecordedStatus", "aclrtEventStatus", "aclrtMemAttr",
-    "aclrtCallbackBlockType", "ENUMS", "MemRange", "TaskType", "Kernel",
+    "aclrtCallbackBlockType", "ENUMS", "MemRange", "TaskType", "Kernel", "Accumulation",
+    "PostOpAlg",
 ]

@@ -54,6 +54,11 @@ class aclOpExecutor:
         self.ws_slot = len(inputs) + len(outputs)
         self.bases = rt_launch.new_bases(self.in_addrs + self.out_addrs + [0])
 
+    @property
+    def accumulation(self) -> Optional[str]:
+        """The accumulation mode phase 1 recorded (softmax family), else None."""
+        return self.plan.accumulation
+
     def rebind(self) -> None:
         """Copy in_addrs / out_addrs into the C base array."""
         for i, a in enumerate(self.in_addrs + self.out_addrs):

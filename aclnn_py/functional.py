@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes, ops
+from . import dtypes, onednn, ops
 from . import executor as _ex
 from . import runtime as rt
+from .onednn import Binary, Eltwise
 from .status import aclnnStatus as S
 from .status import check, record
 from .tensor import aclTensor
@@ -89,14 +90,15 @@ OUT_DTYPES = (dtypes.aclDataType.ACL_FLOAT16, dtypes.aclDataType.ACL_FLOAT,
               dtypes.aclDataType.ACL_BF16, dtypes.aclDataType.ACL_DOUBLE)
 
 
-def _check_out_dtype(api: str, out_dt: int, input_dts: list) -> None:
+def _check_out_dtype(api: str, out_dt: int, input_dts: list, also: tuple = ()) -> None:
     """docs/dtypes.md: out_dtype is one of the four float dtypes (or the input's own dtype, so that
-    int32 hardsigmoid stays int32)."""
-    if out_dt in OUT_DTYPES or out_dt in input_dts:
+    int32 hardsigmoid stays int32; or, for softmax / log_softmax, INT8 / UINT8: ``also``)."""
+    if out_dt in OUT_DTYPES or out_dt in input_dts or out_dt in also:
         return
+    extra = "".join(f", {dtypes.name(d)}" for d in also if d not in OUT_DTYPES)
     record(api, S.ACLNN_ERR_PARAM_INVALID,
            f"out_dtype {dtypes.name(out_dt)} is neither a float dtype (FLOAT16, FLOAT, "
-           f"BFLOAT16, DOUBLE) nor the input dtype")
+           f"BFLOAT16, DOUBLE{extra}) nor the input dtype")
     check(S.ACLNN_ERR_PARAM_INVALID, api)
 
 
@@ -108,14 +110,16 @@ def _as_array(api: str, name: str, value) -> np.ndarray:
     raise TypeError(f"{api}: '{name}' must be a numpy.ndarray, not {type(value).__name__}")
 
 
-def _run(op: ops.OpDef, arrays: dict, ints: dict, out_dtype, attrs=None):
-    """Phase 1 + phase 2 + synchronize on the calling thread's private stream."""
+def _run(op: ops.OpDef, arrays: dict, ints: dict, out_dtype, attrs=None, src1=None):
+    """Phase 1 + phase 2 + synchronize on the calling thread's private stream. ``src1``: the
+    binary post-ops' float32 data, copied into the workspace slice the plan keeps for it."""
     api = op.name
     arrays = {k: _as_array(api, k, v) for k, v in arrays.items()}
     first = next(iter(arrays.values()))
     out_dt = _acl_dtype(api, "out_dtype", first.dtype if out_dtype is None else out_dtype)
+    also = op.functional.dtypes.get("out", ()) if op.functional else ()
     _check_out_dtype(api, out_dt, [_acl_dtype(api, "input dtype", a.dtype)
-                                   for a in arrays.values()])
+                                   for a in arrays.values()], also)
     dev = _Device(api)
     try:
         values = {name: dev.upload(name, a) for name, a in arrays.items()}
@@ -126,6 +130,10 @@ def _run(op: ops.OpDef, arrays: dict, ints: dict, out_dtype, attrs=None):
         ws_size, executor, ret = ops.get_workspace_size(op, args, extended=True, attrs=attrs)
         check(ret, api + "GetWorkspaceSize")
         ws = dev.alloc(ws_size) if ws_size else 0
+        slot = executor.plan.src1
+        if slot is not None and src1 is not None and src1.size:
+            _copied(api, rt.raw_memcpy(ws + slot.index, int(src1.__array_interface__["data"][0]),
+                                       src1.nbytes))
         st = rt.internal_stream()
         check(_ex.run(api, ws, ws_size, executor, st.handle), api)
         check(rt.synchronize_stream(st.handle), "aclrtSynchronizeStream")
@@ -151,9 +159,37 @@ def _float(api: str, name: str, value) -> float:
     return float(value)
 
 
-def _call(api: str, arrays: dict, ints: dict, attrs: dict, out_dtype):
+def _options(api: str, dst_shape: tuple, options: dict) -> tuple[dict, object]:
+    """oneDNN's attributes (``FunctionalSpec.options``) as phase 1 attributes, plus the binary
+    post-ops' src1 data. Defaults are left out, so that a call without attributes plans (and
+    computes) exactly as before; ``accumulation`` is always there: this layer's keyword, not
+    ACLNN_EMU_ACCUMULATION, decides the mode of its calls."""
+    attrs: dict = {}
+    src1 = None
+    if "accumulation" in options:
+        attrs["accumulation"] = onednn.accumulation(api, options["accumulation"])
+    for name in ("src_scale", "dst_scale"):
+        if name in options:
+            v = onednn.scale(api, name, options[name], nonzero=name == "dst_scale")
+            if v != 1.0:
+                attrs[name] = v
+    if "inf_as_zero" in options:
+        flag = options["inf_as_zero"]
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{api}: inf_as_zero must be a bool, not {type(flag).__name__}")
+        if flag:
+            attrs["inf_as_zero"] = True
+    if "post_ops" in options:
+        desc, src1 = onednn.post_ops(api, options["post_ops"], dst_shape)
+        if desc:
+            attrs["post_ops"] = desc
+    return attrs, src1
+
+
+def _call(api: str, arrays: dict, ints: dict, attrs: dict, out_dtype, **options):
     """One generated function's body: its declaration's (``OpDef.functional``) argument
-    conversions in order (ints, then attributes, then the default out_dtype), then the op.
+    conversions in order (ints, then attributes, then the default out_dtype, then oneDNN's
+    attributes), then the op.
 
     ``arrays`` maps the op's argument names to the caller's arrays, in the function's order."""
     op = ops.REGISTRY[api]
@@ -161,6 +197,11 @@ def _call(api: str, arrays: dict, ints: dict, attrs: dict, out_dtype):
     assert spec is not None, api
     ints = {name: _int(api, name, v) for name, v in ints.items()}
     attrs = {name: _float(api, name, v) for name, v in attrs.items()}
+    src1 = None
+    if options:
+        first = _as_array(api, spec.arrays[0][0], next(iter(arrays.values())))
+        extra, src1 = _options(api, tuple(first.shape), options)
+        attrs.update(extra)
     if out_dtype is None and spec.out_dtype == "promoted":
         py = {arg: name for name, arg in spec.arrays}
         first, *rest = [(py[arg], _as_array(api, py[arg], a)) for arg, a in arrays.items()]
@@ -168,7 +209,7 @@ def _call(api: str, arrays: dict, ints: dict, attrs: dict, out_dtype):
         for name, a in rest:
             promoted = dtypes.promote(promoted, _acl_dtype(api, f"{name} dtype", a.dtype))
         out_dtype = dtypes.to_numpy(promoted) if promoted >= 0 else first[1].dtype
-    return _run(op, arrays, ints, out_dtype, attrs or None)
+    return _run(op, arrays, ints, out_dtype, attrs or None, src1)
 
 
 # The functions below are generated from the operators' declarations (OpDef.functional in
@@ -202,7 +243,8 @@ def hardsigmoid_backward(grad_output, x, *, alpha: float = 1 / 6, beta: float = 
                  {"alpha": alpha, "beta": beta}, out_dtype)
 
 
-def softmax_backward(grad_output, output, dim: int, *, out_dtype=None) -> np.ndarray:
+def softmax_backward(grad_output, output, dim: int, *, out_dtype=None,
+                     accumulation: str = "strict") -> np.ndarray:
     """Gradient of softmax: ``grad_output*output - sum(grad_output*output, dim)*output``.
 
     Args:
@@ -212,47 +254,81 @@ def softmax_backward(grad_output, output, dim: int, *, out_dtype=None) -> np.nda
         out_dtype: the result's dtype (float16, float32, float64 or bfloat16); default: the
             inputs' dtype. The kernel computes in the input dtype and the result is cast.
 
+    ``accumulation="relaxed"`` or ``"any"`` (oneDNN's modes, docs/onednn.md): float16 /
+    bfloat16 data take faster kernels, every result within 2^-10 of the largest term of its
+    slice. oneDNN's backward softmax is float-only, and so is this function: no int8.
+
     Raises:
-        AclnnParamError: dtype, shape or dim rules (code 161002).
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode (code 161002).
         TypeError: arguments of the wrong Python type.
     """
     return _call("aclnnSoftmaxBackward", {"gradOutput": grad_output, "output": output},
-                 {"dim": dim}, {}, out_dtype)
+                 {"dim": dim}, {}, out_dtype, accumulation=accumulation)
 
 
-def softmax(x, dim: int, *, out_dtype=None) -> np.ndarray:
+def softmax(x, dim: int, *, out_dtype=None, accumulation: str = "strict", src_scale: float = 1.0,
+            dst_scale: float = 1.0, post_ops=(), inf_as_zero: bool = False) -> np.ndarray:
     """Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``.
 
     The kernel computes in x's dtype (float16/bfloat16 in float32 internally); the result is cast
     to ``out_dtype`` (default: x's dtype). A row of all -inf, or with +inf or NaN, gives NaN.
 
+    oneDNN's attributes (docs/onednn.md): x and ``out_dtype`` may also be int8 or uint8; each
+    result is ``post_ops(softmax * src_scale) * (1 / dst_scale)``, rounded half to even and
+    saturated for an integer out_dtype. ``post_ops``: a sequence of ``Eltwise(alg, alpha,
+    beta)`` and ``Binary(alg, src1)``. ``inf_as_zero=True``: a slice of all -inf gives 0, not
+    NaN. ``accumulation="relaxed"`` or ``"any"``: float16 / bfloat16 data take faster kernels,
+    every result within 2 ulp of the float64 softmax ("strict", the default, keeps the bits).
+
     Raises:
-        AclnnParamError: dtype, shape or dim rules (code 161002).
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode or post-op, a
+            src1 that does not broadcast, a scale that is not finite (code 161002).
         TypeError: arguments of the wrong Python type.
     """
-    return _call("aclnnSoftmax", {"self": x}, {"dim": dim}, {}, out_dtype)
+    return _call("aclnnSoftmax", {"self": x}, {"dim": dim}, {}, out_dtype,
+                 accumulation=accumulation, src_scale=src_scale, dst_scale=dst_scale,
+                 post_ops=post_ops, inf_as_zero=inf_as_zero)
 
 
-def log_softmax(x, dim: int, *, out_dtype=None) -> np.ndarray:
+def log_softmax(x, dim: int, *, out_dtype=None, accumulation: str = "strict",
+                src_scale: float = 1.0, dst_scale: float = 1.0, post_ops=()) -> np.ndarray:
     """Log-softmax along ``dim``: ``(x - max) - log(sum(exp(x - max)))``.
 
     As in CANN, x is first cast to ``out_dtype`` (default: x's dtype) and the kernel computes in
     that dtype.
 
+    oneDNN's attributes (docs/onednn.md): x and ``out_dtype`` may also be int8 or uint8; each
+    result is ``post_ops(log_softmax * src_scale) * (1 / dst_scale)``, computed in float32 (float64
+    when x or out_dtype is float64), rounded half to even and saturated for an integer
+    out_dtype. ``accumulation="relaxed"`` or ``"any"``: float16 / bfloat16 data take faster
+    kernels, every result within 2 ulp of the float64 log-softmax.
+
     Raises:
-        AclnnParamError: dtype, shape or dim rules (code 161002).
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode or post-op, a
+            src1 that does not broadcast, a scale that is not finite (code 161002).
+        TypeError: arguments of the wrong Python type.
     """
-    return _call("aclnnLogSoftmax", {"self": x}, {"dim": dim}, {}, out_dtype)
+    return _call("aclnnLogSoftmax", {"self": x}, {"dim": dim}, {}, out_dtype,
+                 accumulation=accumulation, src_scale=src_scale, dst_scale=dst_scale,
+                 post_ops=post_ops)
 
 
-def log_softmax_backward(grad_output, output, dim: int, *, out_dtype=None) -> np.ndarray:
+def log_softmax_backward(grad_output, output, dim: int, *, out_dtype=None,
+                         accumulation: str = "strict") -> np.ndarray:
     """Gradient of log-softmax: ``grad_output - sum(grad_output, dim) * exp(output)``, where
     ``output`` is the log-softmax forward result. Where output is -inf the gradient passes
     through unchanged.
 
+    ``accumulation="relaxed"`` or ``"any"`` (oneDNN's modes, docs/onednn.md): float16 /
+    bfloat16 data take faster kernels, every result within 2^-10 of the largest term of its
+    slice. oneDNN's backward softmax is float-only, and so is this function: no int8.
+
     Raises:
-        AclnnParamError: dtype, shape or dim rules (code 161002).
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode (code 161002).
+        TypeError: arguments of the wrong Python type.
     """
     return _call("aclnnLogSoftmaxBackward", {"gradOutput": grad_output, "output": output},
-                 {"dim": dim}, {}, out_dtype)
+                 {"dim": dim}, {}, out_dtype, accumulation=accumulation)
 # END GENERATED
+
+__all__ += ["Eltwise", "Binary"]

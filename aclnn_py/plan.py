@@ -76,6 +76,11 @@ class Plan:
         self.steps: list[Step] = []
         self.ws_size = 0
         self.layout: list[tuple[str, int, int]] = []  # (what, offset, aligned bytes)
+        # softmax family: the accumulation mode recorded at phase 1 (ACLNN_EMU_ACCUMULATION or
+        # functional's accumulation=), and the workspace slice the caller fills with the binary
+        # post-ops' src1 before the launch (functional's post_ops=)
+        self.accumulation: Optional[str] = None
+        self.src1: Optional[Buf] = None
 
     def workspace(self, label: str, dtype: int, shape) -> Buf:
         shape = tuple(shape)

@@ -269,7 +269,8 @@ def test_enums_module_lists_acl_and_aclnn_enum_classes():
 
 
 # the C core's constants (csrc/include/aclnn_emu.h): prefix -> enum class of aclnn_py.enums
-C_CONSTANTS = {"EMU_MEM_": "MemRange", "EMU_TASK_": "TaskType", "EMU_K_": "Kernel"}
+C_CONSTANTS = {"EMU_MEM_": "MemRange", "EMU_TASK_": "TaskType", "EMU_K_": "Kernel",
+               "EMU_PO_": "PostOpAlg", "EMU_ACC_": "Accumulation"}
 
 
 @pytest.mark.parametrize("prefix", sorted(C_CONSTANTS))

@@ -388,6 +388,14 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
             soc = config.soc_profile()
         except config.ConfigError:  # a bad ACLNN_EMU_SOC set after acl.init: a code
             return 0, None, config.checked(api, config.soc_profile, S.ACLNN_ERR_INNER)[1]
+    if op.kernel is not None and op.kernel.family == "softmax" and not (
+            attrs and "accumulation" in attrs):
+        # ACLNN_EMU_ACCUMULATION, read at every phase 1 and recorded in the executor's plan
+        mode, ret = config.checked(api, config.accumulation, S.ACLNN_ERR_PARAM_INVALID)
+        if ret:
+            return 0, None, ret
+        if mode != "strict":
+            attrs = {**(attrs or {}), "accumulation": mode}
     key = (op.name, soc.name, extended, tuple(sorted(attrs.items())) if attrs else None, parts)
     hit = _PLANS.get(key)
     if hit is not None:

@@ -66,6 +66,9 @@ class FunctionalSpec:
     doc: str  # the docstring
     attrs: tuple = ()  # op attributes that become keyword-only parameters (defaults: OpDef.attrs)
     out_dtype: str = "input"  # the default out_dtype: "input" (the first array's) or "promoted"
+    # oneDNN's attributes that become keyword-only parameters after out_dtype (functional.OPTIONS:
+    # "accumulation", "src_scale", "dst_scale", "post_ops", "inf_as_zero")
+    options: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -213,6 +213,9 @@ def functional_dtype_table() -> str:
         own = [d for d in dict.fromkeys(d for lst in lists for d in lst)
                if d not in OUT_DTYPES and (out_list is None or d in out_list)]
         outs = numpy_names([d for d in OUT_DTYPES])
+        wider = [d for d in (out_list or ()) if d not in OUT_DTYPES]
+        if wider:  # out_dtype takes these whatever the input's dtype (softmax's int8, uint8)
+            outs, own = numpy_names([*OUT_DTYPES, *wider]), []
         for d in own:
             py = spec.arrays[0][0]
             outs += f"; {numpy_names([d])} for an {numpy_names([d])} {py}"
@@ -255,6 +258,16 @@ def _dict_src(pairs) -> str:
     return "{" + ", ".join(f'"{k}": {v}' for k, v in pairs) + "}"
 
 
+# the keyword parameters of FunctionalSpec.options (oneDNN's attributes), as generated
+OPTION_PARAMS = {
+    "accumulation": 'accumulation: str = "strict"',
+    "src_scale": "src_scale: float = 1.0",
+    "dst_scale": "dst_scale: float = 1.0",
+    "post_ops": "post_ops=()",
+    "inf_as_zero": "inf_as_zero: bool = False",
+}
+
+
 def functional_source() -> str:
     """aclnn_py/functional.py's generated part: ``__all__`` and one function per operator with
     an ``OpDef.functional``, in registry order."""
@@ -265,7 +278,7 @@ def functional_source() -> str:
     for op, spec in specs:
         params = [py for py, _ in spec.arrays] + [f"{n}: int" for n in op.int_params]
         params += ["*"] + [f"{n}: float = {_literal(op.attrs[n])}" for n in spec.attrs]
-        params += ["out_dtype=None"]
+        params += ["out_dtype=None"] + [OPTION_PARAMS[n] for n in spec.options]
         head = f"def {spec.name}("
         out += ["", ""] + _wrap(head, params, ") -> np.ndarray:", len(head))
         doc = inspect.cleandoc(spec.doc).splitlines()
@@ -276,7 +289,9 @@ def functional_source() -> str:
         ints = _dict_src((n, n) for n in op.int_params)
         attrs = _dict_src((n, n) for n in spec.attrs)
         head = "    return _call("
-        out += _wrap(head, [f'"{op.name}"', arrays, ints, attrs, "out_dtype"], ")", len(head))
+        call = [f'"{op.name}"', arrays, ints, attrs, "out_dtype"]
+        call += [f"{n}={n}" for n in spec.options]
+        out += _wrap(head, call, ")", len(head))
     return "\n".join(out)
 
 

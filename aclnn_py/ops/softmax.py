@@ -10,12 +10,22 @@ import math
 
 import numpy as np
 
-from .. import soc
+from .. import onednn, soc
 from ..dtypes import aclDataType as D
 from ..enums import Kernel as K
 from ..plan import Step, cast, contiguous, finish_into, user_buf
 from . import OpDef, _checks, register
-from ._checks import Bf16OnSoc, CanCast, Dim, DtypeIn, MaxRank, NotNull, SameDtype, SameShape
+from ._checks import (
+    ACLNN,
+    Bf16OnSoc,
+    CanCast,
+    Dim,
+    DtypeIn,
+    MaxRank,
+    NotNull,
+    SameDtype,
+    SameShape,
+)
 from .decl import (
     EMPTY_FIRST,
     EMPTY_LAST,
@@ -30,8 +40,12 @@ from .decl import (
 )
 
 F32, F16, F64, BF16 = D.ACL_FLOAT, D.ACL_FLOAT16, D.ACL_DOUBLE, D.ACL_BF16
+I8, U8 = D.ACL_INT8, D.ACL_UINT8
 FLOATS = (F32, F16, BF16)
 FLOATS_F64 = (F32, F16, F64, BF16)
+# oneDNN's forward softmax data types (the functional layer): the floats, int8 and uint8
+FORWARD_ONEDNN = (F32, F16, F64, BF16, I8, U8)
+INTS = (I8, U8)
 
 BASE, A2A3 = soc.CLASS_BASE, soc.CLASS_A2A3
 NO_EDGE = soc.ALL_LINES - {"EDGE"}  # Atlas 200I/500 A2 has only Softmax
@@ -60,16 +74,76 @@ def outer_axis_inner(shape, dim: int) -> tuple[int, int, int]:
     return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
 
 
-def _forward_plan(call, plan, compute: int) -> None:
-    """Contiguous(self) -> Cast(-> compute) -> kernel -> Cast(-> out) -> ViewCopy(-> out)."""
+def _accumulation(call, plan, compute: int, out_dtype: int) -> dict:
+    """The accumulation mode phase 1 records (functional's accumulation=, else
+    ACLNN_EMU_ACCUMULATION: ops.get_workspace_size), and the kernel parameter that applies it.
+    The relaxed kernels run only where oneDNN's mode applies: float16 / bfloat16 data whose
+    kernel output is the result's own dtype (a float16 softmax into float32 stays strict, so
+    that the float32 result keeps float32 accuracy)."""
+    mode = call.attrs.get("accumulation", "strict")
+    plan.accumulation = mode
+    if mode != "strict" and compute in (F16, BF16) and out_dtype == compute:
+        return {"accumulation": mode}
+    return {}
+
+
+# oneDNN's forward attributes (functional): any of them takes the SoftmaxEx kernel
+_EX_ATTRS = ("src_scale", "dst_scale", "post_ops", "inf_as_zero")
+
+
+def _ex_plan(call, plan) -> None:
+    """oneDNN's forward softmax with attributes, or with int8 / uint8 data: Contiguous(self) ->
+    SoftmaxEx -> ViewCopy(-> out). One kernel reads self in its dtype and writes out's dtype,
+    the scales and post-ops fused into its output pass; the binary post-ops' src1 (float32)
+    sits in a workspace slice the caller fills before the launch (Plan.src1)."""
     self_t, out = call.t("self"), call.t("out")
+    shape = tuple(self_t.view_dims)
+    dim = call["dim"] % max(self_t.ndim, 1)
+    outer, axis, inner = outer_axis_inner(shape, dim)
+    plan.accumulation = call.attrs.get("accumulation", "strict")
+    x = contiguous(plan, user_buf("in", 0, self_t, "self"))
+    posts, offset = [], 0
+    for alg, alpha, beta, s1 in call.attrs.get("post_ops", ()):
+        if s1 is None:
+            posts.append((alg, alpha, beta, 0, ()))
+            continue
+        posts.append((alg, 0.0, 0.0, offset, onednn.broadcast_strides(s1, shape)))
+        offset += math.prod(s1)
+    srcs: tuple = (x,)
+    if offset:
+        plan.src1 = plan.workspace("post_ops src1", F32, (offset,))
+        srcs = (x, plan.src1)
+    params = {"outer": outer, "axis": axis, "inner": inner, "flag": call.op.kernel.flag,
+              "shape": shape, "dim": dim}
+    for name in ("src_scale", "dst_scale", "inf_as_zero"):
+        if name in call.attrs:
+            params[name] = call.attrs[name]
+    if posts:
+        params["post_ops"] = tuple(posts)
+    name = call.op.kernel.step.replace("V2", "") + "Ex"  # SoftmaxEx, LogSoftmaxEx
+
+    def emit(dst):
+        return plan.add(Step("Kernel", name, srcs, dst, K.SOFTMAX_EX, params))
+
+    finish_into(plan, user_buf("out", 0, out, "out"), out.data_type, emit)
+
+
+def _forward_plan(call, plan, compute: int) -> None:
+    """Contiguous(self) -> Cast(-> compute) -> kernel -> Cast(-> out) -> ViewCopy(-> out); with
+    oneDNN's attributes or int8 data, _ex_plan."""
+    self_t, out = call.t("self"), call.t("out")
+    if self_t.data_type in INTS or out.data_type in INTS or any(
+            k in call.attrs for k in _EX_ATTRS):
+        _ex_plan(call, plan)
+        return
     _checks.kernel_cast(self_t.data_type, compute)
     _checks.kernel_cast(compute, out.data_type)
     dim = call["dim"] % max(self_t.ndim, 1)
     outer, axis, inner = outer_axis_inner(self_t.view_dims, dim)
     x = cast(plan, contiguous(plan, user_buf("in", 0, self_t, "self")), compute)
     op = call.op
-    params = {"outer": outer, "axis": axis, "inner": inner, "flag": op.kernel.flag}
+    params = {"outer": outer, "axis": axis, "inner": inner, "flag": op.kernel.flag,
+              **_accumulation(call, plan, compute, out.data_type)}
 
     def emit(dst):
         return plan.add(Step("Kernel", op.kernel.step, (x,), dst, op.kernel_id, params))
@@ -86,7 +160,8 @@ def _backward_plan(call, plan) -> None:
     g = contiguous(plan, user_buf("in", 0, grad, "gradOutput"))
     y = contiguous(plan, user_buf("in", 1, output, "output"))
     op = call.op
-    params = {"outer": outer, "axis": axis, "inner": inner, "flag": op.kernel.flag}
+    params = {"outer": outer, "axis": axis, "inner": inner, "flag": op.kernel.flag,
+              **_accumulation(call, plan, compute, out.data_type)}
 
     def emit(dst):
         return plan.add(Step("Kernel", op.kernel.step, (g, y), dst, op.kernel_id, params))
@@ -168,10 +243,15 @@ SOFTMAX_BACKWARD = register(OpDef(
         out_dtype: the result's dtype (float16, float32, float64 or bfloat16); default: the
             inputs' dtype. The kernel computes in the input dtype and the result is cast.
 
+    ``accumulation="relaxed"`` or ``"any"`` (oneDNN's modes, docs/onednn.md): float16 /
+    bfloat16 data take faster kernels, every result within 2^-10 of the largest term of its
+    slice. oneDNN's backward softmax is float-only, and so is this function: no int8.
+
     Raises:
-        AclnnParamError: dtype, shape or dim rules (code 161002).
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode (code 161002).
         TypeError: arguments of the wrong Python type.
-    '''),
+    ''',
+    options=("accumulation",)),
     bench=Bench(_np_softmax_backward, _CASES),
     workspace_doc="0 when all tensors are contiguous and `out` has the inputs' dtype",
 ))
@@ -203,16 +283,25 @@ SOFTMAX = register(OpDef(
     # the kernel runs in self's dtype; the result is cast to out's dtype
     build=lambda call, plan: _forward_plan(call, plan, call.t("self").data_type),
     functional=FunctionalSpec(
-        "softmax", (("x", "self"),), {"self": FLOATS_F64, "out": FLOATS_F64},
+        "softmax", (("x", "self"),), {"self": FORWARD_ONEDNN, "out": FORWARD_ONEDNN},
         doc='''Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``.
 
     The kernel computes in x's dtype (float16/bfloat16 in float32 internally); the result is cast
     to ``out_dtype`` (default: x's dtype). A row of all -inf, or with +inf or NaN, gives NaN.
 
+    oneDNN's attributes (docs/onednn.md): x and ``out_dtype`` may also be int8 or uint8; each
+    result is ``post_ops(softmax * src_scale) * (1 / dst_scale)``, rounded half to even and
+    saturated for an integer out_dtype. ``post_ops``: a sequence of ``Eltwise(alg, alpha,
+    beta)`` and ``Binary(alg, src1)``. ``inf_as_zero=True``: a slice of all -inf gives 0, not
+    NaN. ``accumulation="relaxed"`` or ``"any"``: float16 / bfloat16 data take faster kernels,
+    every result within 2 ulp of the float64 softmax ("strict", the default, keeps the bits).
+
     Raises:
-        AclnnParamError: dtype, shape or dim rules (code 161002).
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode or post-op, a
+            src1 that does not broadcast, a scale that is not finite (code 161002).
         TypeError: arguments of the wrong Python type.
-    '''),
+    ''',
+    options=("accumulation", "src_scale", "dst_scale", "post_ops", "inf_as_zero")),
     bench=Bench(_np_softmax, _CASES),
     workspace_doc="0 when self and out are contiguous and out has self's dtype",
 ))
@@ -239,7 +328,7 @@ LOG_SOFTMAX = register(OpDef(
         Bf16OnSoc("self", "out"),
         DtypeIn("self", listed=A2A3),
         DtypeIn("out", listed=A2A3),
-        CanCast(("out",), "self", "Tensor out"),
+        CanCast(("out",), "self", "Tensor out", only=ACLNN),
         MaxRank("self"),
         MaxRank("out"),
         SameShape("out", "self"),
@@ -249,15 +338,24 @@ LOG_SOFTMAX = register(OpDef(
     build=lambda call, plan: _forward_plan(call, plan, call.t("out").data_type),
     products=NO_EDGE,
     functional=FunctionalSpec(
-        "log_softmax", (("x", "self"),), {"self": FLOATS_F64, "out": FLOATS_F64},
+        "log_softmax", (("x", "self"),), {"self": FORWARD_ONEDNN, "out": FORWARD_ONEDNN},
         doc='''Log-softmax along ``dim``: ``(x - max) - log(sum(exp(x - max)))``.
 
     As in CANN, x is first cast to ``out_dtype`` (default: x's dtype) and the kernel computes in
     that dtype.
 
+    oneDNN's attributes (docs/onednn.md): x and ``out_dtype`` may also be int8 or uint8; each
+    result is ``post_ops(log_softmax * src_scale) * (1 / dst_scale)``, computed in float32 (float64
+    when x or out_dtype is float64), rounded half to even and saturated for an integer
+    out_dtype. ``accumulation="relaxed"`` or ``"any"``: float16 / bfloat16 data take faster
+    kernels, every result within 2 ulp of the float64 log-softmax.
+
     Raises:
-        AclnnParamError: dtype, shape or dim rules (code 161002).
-    '''),
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode or post-op, a
+            src1 that does not broadcast, a scale that is not finite (code 161002).
+        TypeError: arguments of the wrong Python type.
+    ''',
+    options=("accumulation", "src_scale", "dst_scale", "post_ops")),
     bench=Bench(_np_log_softmax, _CASES),
     workspace_doc="0 when self and out are contiguous and out has self's dtype",
 ))
@@ -300,9 +398,15 @@ LOG_SOFTMAX_BACKWARD = register(OpDef(
     ``output`` is the log-softmax forward result. Where output is -inf the gradient passes
     through unchanged.
 
+    ``accumulation="relaxed"`` or ``"any"`` (oneDNN's modes, docs/onednn.md): float16 /
+    bfloat16 data take faster kernels, every result within 2^-10 of the largest term of its
+    slice. oneDNN's backward softmax is float-only, and so is this function: no int8.
+
     Raises:
-        AclnnParamError: dtype, shape or dim rules (code 161002).
-    '''),
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode (code 161002).
+        TypeError: arguments of the wrong Python type.
+    ''',
+    options=("accumulation",)),
     bench=Bench(_np_log_softmax_backward, _CASES),
     workspace_doc="0 when all tensors are contiguous and `out` has the inputs' dtype",
 ))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..enums import Kernel
+from ..enums import Accumulation, Kernel
 from .core import ffi, lib
 
 U64 = (1 << 64) - 1
@@ -58,6 +58,9 @@ def lower(specs: Sequence[TaskSpec]) -> Any:
     return tasks
 
 
+_ACC = {m.name.lower(): int(m) for m in Accumulation}
+
+
 def _params(t, kernel: int, p: dict) -> None:
     if kernel == Kernel.STRIDED_COPY:
         k = t.k.copy
@@ -70,7 +73,7 @@ def _params(t, kernel: int, p: dict) -> None:
     elif kernel in (Kernel.SOFTMAX_FWD, Kernel.SOFTMAX_BWD):
         sm = t.k.softmax
         sm.outer, sm.axis, sm.inner, sm.log = p["outer"], p["axis"], p["inner"], p.get("flag", 0)
-        sm.acc = p.get("acc", 0)
+        sm.acc = _ACC[p.get("accumulation", "strict")]
     elif kernel == Kernel.SOFTMAX_EX:
         _softmax_ex_params(t.k.softmax_ex, p)
     else:  # the elementwise family
@@ -84,7 +87,8 @@ def _softmax_ex_params(k, p: dict) -> None:
     k.ndim, k.dim = len(p["shape"]), p["dim"]
     for i, d in enumerate(p["shape"]):
         k.shape[i] = d
-    k.log, k.inf_as_zero, k.acc = p.get("flag", 0), int(p.get("inf_as_zero", False)), p.get("acc", 0)
+    k.log, k.inf_as_zero = p.get("flag", 0), int(p.get("inf_as_zero", False))
+    k.acc = _ACC[p.get("accumulation", "strict")]
     k.src_scale, k.dst_scale = p.get("src_scale", 1.0), p.get("dst_scale", 1.0)
     posts = p.get("post_ops", ())
     k.n_post = len(posts)

@@ -1,0 +1,182 @@
+"""oneDNN's softmax attributes: post-ops, scales, the accumulation mode (docs/onednn.md).
+
+The functional layer's ``softmax`` / ``log_softmax`` take oneDNN's forward attributes, with the
+semantics of its softmax primitive as benchdnn's reference computes them: the softmax value of
+each element times ``src_scale``, the post-ops in order, times ``1 / dst_scale``, then the
+conversion to dst (int8 / uint8: round half to even, saturate). This module holds the post-op
+types users build (:class:`Eltwise`, :class:`Binary`) and the validation that turns what the
+caller gave into the plain, hashable description phase 1 plans from (its cache key) plus the
+float32 data of the binary post-ops' src1, which travels in the executor's workspace.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from .enums import PostOpAlg
+from .status import aclnnStatus as S
+from .status import check, record
+
+#: the most post-ops one call takes (the C kernel's table, EMU_MAX_POST_OPS)
+MAX_POST_OPS = 8
+
+#: oneDNN's eltwise algorithms the post-ops support, by oneDNN's short names
+ELTWISE_ALGS = {
+    "relu": PostOpAlg.RELU, "linear": PostOpAlg.LINEAR, "clip": PostOpAlg.CLIP,
+    "clip_v2": PostOpAlg.CLIP_V2, "tanh": PostOpAlg.TANH, "logistic": PostOpAlg.LOGISTIC,
+    "exp": PostOpAlg.EXP, "log": PostOpAlg.LOG, "abs": PostOpAlg.ABS,
+    "square": PostOpAlg.SQUARE, "sqrt": PostOpAlg.SQRT, "swish": PostOpAlg.SWISH,
+    "gelu_erf": PostOpAlg.GELU_ERF, "gelu_tanh": PostOpAlg.GELU_TANH, "elu": PostOpAlg.ELU,
+    "hardsigmoid": PostOpAlg.HARDSIGMOID, "hardswish": PostOpAlg.HARDSWISH,
+    "mish": PostOpAlg.MISH, "pow": PostOpAlg.POW, "round": PostOpAlg.ROUND,
+    "soft_relu": PostOpAlg.SOFT_RELU,
+}
+
+#: oneDNN's binary algorithms (comparisons give 1.0 where true, 0.0 where false)
+BINARY_ALGS = {
+    "add": PostOpAlg.ADD, "sub": PostOpAlg.SUB, "mul": PostOpAlg.MUL, "div": PostOpAlg.DIV,
+    "max": PostOpAlg.MAX, "min": PostOpAlg.MIN, "ge": PostOpAlg.GE, "gt": PostOpAlg.GT,
+    "le": PostOpAlg.LE, "lt": PostOpAlg.LT, "eq": PostOpAlg.EQ, "ne": PostOpAlg.NE,
+}
+
+#: the accumulation modes of oneDNN's attribute
+ACCUMULATION_MODES = ("strict", "relaxed", "any")
+
+
+@dataclass(frozen=True)
+class Eltwise:
+    """An eltwise post-op: ``d = f(d; alpha, beta)`` with oneDNN's formula for ``alg``
+    (``"relu"``, ``"linear"``, ``"clip"``, ... or oneDNN's ``"eltwise_relu"`` spelling).
+
+    Example: ``Eltwise("linear", alpha=0.5, beta=2.0)`` is ``d = 0.5*d + 2``."""
+
+    alg: str
+    alpha: float = 0.0
+    beta: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class Binary:
+    """A binary post-op: ``d = op(d, src1)`` with ``src1`` broadcast to dst by oneDNN's rule
+    (the same rank as dst, each dimension 1 or equal to dst's; a scalar is one value for every
+    element). ``alg``: ``"add"``, ``"sub"``, ``"mul"``, ``"div"``, ``"max"``, ``"min"``, or a
+    comparison ``"ge"``, ``"gt"``, ``"le"``, ``"lt"``, ``"eq"``, ``"ne"`` (1.0 / 0.0); oneDNN's
+    ``"binary_add"`` spelling works too. src1 is read as float32 (oneDNN computes post-ops in
+    float32)."""
+
+    alg: str
+    src1: Any
+
+
+def _fail(api: str, text: str) -> None:
+    check(record(api, S.ACLNN_ERR_PARAM_INVALID, text), api)
+
+
+def _alg(api: str, where: str, alg: Any, table: dict, prefix: str) -> PostOpAlg:
+    if not isinstance(alg, str):
+        _fail(api, f"{where}: alg must be a string such as {next(iter(table))!r}, not "
+                   f"{type(alg).__name__}")
+    name = alg.strip().lower()
+    if name.startswith(prefix):
+        name = name[len(prefix):]
+    if name not in table:
+        _fail(api, f"{where}: unknown algorithm {alg!r}; oneDNN's {prefix.rstrip('_')} post-ops "
+                   f"here are: {', '.join(table)}")
+    return table[name]
+
+
+def _number(api: str, where: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{api}: {where} must be a number, not {type(value).__name__}")
+    return float(value)
+
+
+def broadcast_strides(src1_shape: tuple, dst_shape: tuple) -> tuple:
+    """src1's element strides (contiguous src1) over dst's dimensions: 0 where src1 has 1."""
+    if not src1_shape:
+        return (0,) * len(dst_shape)
+    strides, step = [], 1
+    for d in reversed(src1_shape):
+        strides.append(0 if d == 1 else step)
+        step *= d
+    return tuple(reversed(strides))
+
+
+def post_ops(api: str, items: Any, dst_shape: tuple) -> tuple[tuple, Optional[np.ndarray]]:
+    """Validate ``post_ops=``: (the plan's description, the binary src1s as one float32 array).
+
+    The description is a tuple of (alg, alpha, beta, src1 shape or None) per post-op: plain
+    data, part of phase 1's cache key. Raises AclnnParamError (161002) naming the post-op's
+    position and the rule for an item that is not a post-op, an unknown algorithm or a src1
+    that does not broadcast; TypeError for an alpha/beta that is not a number."""
+    if items is None:
+        return (), None
+    if isinstance(items, (Eltwise, Binary)):
+        items = (items,)
+    if not isinstance(items, (list, tuple)):
+        _fail(api, f"post_ops must be a list or tuple of functional.Eltwise / functional.Binary, "
+                   f"not {type(items).__name__}")
+    if len(items) > MAX_POST_OPS:
+        _fail(api, f"post_ops: {len(items)} post-ops given; the emulator applies at most "
+                   f"{MAX_POST_OPS} per call")
+    desc: list = []
+    datas: list = []
+    for i, item in enumerate(items):
+        where = f"post_ops[{i}]"
+        if isinstance(item, Eltwise):
+            alg = _alg(api, where, item.alg, ELTWISE_ALGS, "eltwise_")
+            alpha = _number(api, f"{where}.alpha", item.alpha)
+            beta = _number(api, f"{where}.beta", item.beta)
+            if alg == PostOpAlg.SOFT_RELU and alpha == 0.0:
+                _fail(api, f"{where}: soft_relu needs alpha != 0 (f(x) = log(1 + exp(alpha*x)) / "
+                           f"alpha), got alpha = 0")
+            desc.append((int(alg), alpha, beta, None))
+        elif isinstance(item, Binary):
+            alg = _alg(api, where, item.alg, BINARY_ALGS, "binary_")
+            try:
+                src1 = np.asarray(item.src1)
+            except Exception as exc:  # an object NumPy cannot read
+                _fail(api, f"{where}: src1 is not array-like ({exc})")
+            if src1.dtype.kind not in "biuf":
+                _fail(api, f"{where}: src1 of dtype {src1.dtype} is not a real number type")
+            shape = tuple(src1.shape)
+            if shape and len(shape) != len(dst_shape):
+                _fail(api, f"{where}: src1 of shape {shape} does not broadcast to dst of shape "
+                           f"{tuple(dst_shape)}: oneDNN's rule wants the same rank "
+                           f"({len(dst_shape)}), each dimension 1 or equal to dst's (or a "
+                           f"scalar)")
+            for k, (a, b) in enumerate(zip(shape, dst_shape)):
+                if a not in (1, b):
+                    _fail(api, f"{where}: src1 of shape {shape} does not broadcast to dst of "
+                               f"shape {tuple(dst_shape)}: dimension {k} is {a}, must be 1 or "
+                               f"{b} (oneDNN's rule: each dimension 1 or equal to dst's)")
+            desc.append((int(alg), 0.0, 0.0, shape))
+            datas.append(np.ascontiguousarray(src1, dtype=np.float32).reshape(-1))
+        else:
+            _fail(api, f"{where}: {type(item).__name__} is not a post-op: use "
+                       f"functional.Eltwise(alg, alpha, beta) or functional.Binary(alg, src1)")
+    packed = np.concatenate(datas) if datas else None
+    return tuple(desc), packed
+
+
+def scale(api: str, name: str, value: Any, nonzero: bool) -> float:
+    """A src_scale / dst_scale: a finite number (dst_scale also not 0)."""
+    v = _number(api, name, value)
+    if not math.isfinite(v) or (nonzero and v == 0.0):
+        _fail(api, f"{name} must be a finite number{' other than 0' if nonzero else ''} "
+                   f"(oneDNN's common scale), got {v!r}")
+    if abs(v) > 3.4028234663852886e38:
+        _fail(api, f"{name} = {v!r} does not fit float32, the type oneDNN's scales take")
+    return v
+
+
+def accumulation(api: str, value: Any) -> str:
+    """``accumulation=``: one of oneDNN's modes, else AclnnParamError naming them."""
+    if not isinstance(value, str) or value.strip().lower() not in ACCUMULATION_MODES:
+        _fail(api, f"accumulation={value!r} is not an accumulation mode: use one of "
+                   f"{', '.join(repr(m) for m in ACCUMULATION_MODES)} (oneDNN's)")
+    return value.strip().lower()
