@@ -9,6 +9,8 @@ operator's own Contiguous step gathers it. Failures raise :class:`aclnn_py.Aclnn
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from . import dtypes, onednn, ops
@@ -159,7 +161,7 @@ def _float(api: str, name: str, value) -> float:
     return float(value)
 
 
-def _options(api: str, dst_shape: tuple, options: dict) -> tuple[dict, object]:
+def _options(api: str, dst_shape: tuple, options: dict) -> tuple[dict, Optional[np.ndarray]]:
     """oneDNN's attributes (``FunctionalSpec.options``) as phase 1 attributes, plus the binary
     post-ops' src1 data. Defaults are left out, so that a call without attributes plans (and
     computes) exactly as before; ``accumulation`` is always there: this layer's keyword, not
@@ -199,8 +201,8 @@ def _call(api: str, arrays: dict, ints: dict, attrs: dict, out_dtype, **options)
     attrs = {name: _float(api, name, v) for name, v in attrs.items()}
     src1 = None
     if options:
-        first = _as_array(api, spec.arrays[0][0], next(iter(arrays.values())))
-        extra, src1 = _options(api, tuple(first.shape), options)
+        x = _as_array(api, spec.arrays[0][0], next(iter(arrays.values())))
+        extra, src1 = _options(api, tuple(x.shape), options)
         attrs.update(extra)
     if out_dtype is None and spec.out_dtype == "promoted":
         py = {arg: name for name, arg in spec.arrays}
