@@ -305,7 +305,7 @@ def ops(soc, as_json) -> None:
 @click.option("--soc", default=None, help="SoC profile (default: ACLNN_EMU_SOC or Ascend910B4).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON: operator, soc, status, name, message, workspace_size, steps, "
-                   "layout (docs/two_phase_api.md).")
+                   "layout, accumulation (docs/two_phase_api.md).")
 def explain(op, shape, dtype, out_dtype, dim, strides, out_strides, soc, as_json) -> None:
     """Show the executor's plan and workspace layout for OP, without running it.
 

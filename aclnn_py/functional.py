@@ -92,6 +92,10 @@ OUT_DTYPES = (dtypes.aclDataType.ACL_FLOAT16, dtypes.aclDataType.ACL_FLOAT,
               dtypes.aclDataType.ACL_BF16, dtypes.aclDataType.ACL_DOUBLE)
 
 
+#: the out_dtype of softmax / log_softmax whatever the input's dtype (oneDNN's int8 softmax)
+INT8_OUT = (dtypes.aclDataType.ACL_INT8, dtypes.aclDataType.ACL_UINT8)
+
+
 def _check_out_dtype(api: str, out_dt: int, input_dts: list, also: tuple = ()) -> None:
     """docs/dtypes.md: out_dtype is one of the four float dtypes (or the input's own dtype, so that
     int32 hardsigmoid stays int32; or, for softmax / log_softmax, INT8 / UINT8: ``also``)."""
@@ -119,7 +123,8 @@ def _run(op: ops.OpDef, arrays: dict, ints: dict, out_dtype, attrs=None, src1=No
     arrays = {k: _as_array(api, k, v) for k, v in arrays.items()}
     first = next(iter(arrays.values()))
     out_dt = _acl_dtype(api, "out_dtype", first.dtype if out_dtype is None else out_dtype)
-    also = op.functional.dtypes.get("out", ()) if op.functional else ()
+    also = tuple(d for d in (op.functional.dtypes.get("out", ()) if op.functional else ())
+                 if d in INT8_OUT)
     _check_out_dtype(api, out_dt, [_acl_dtype(api, "input dtype", a.dtype)
                                    for a in arrays.values()], also)
     dev = _Device(api)

@@ -129,7 +129,7 @@ def test_ops_json():
 
 
 EXPLAIN_KEYS = {"operator", "soc", "status", "name", "message", "workspace_size", "steps",
-                "layout"}
+                "layout", "accumulation"}
 
 
 def test_explain_json_plan():
@@ -209,7 +209,7 @@ def test_codes_json_says_which_the_emulator_returns():
 # ----------------------------------------------------------------------------------- env ----
 
 ENV_KEYS = {"soc", "devices", "memory_limit", "memory_used", "threads", "isa", "poison",
-            "checks", "trace", "launch_blocking", "log_level", "versions"}
+            "checks", "accumulation", "trace", "launch_blocking", "log_level", "versions"}
 
 
 def test_env_json_keys_and_visible_devices():

@@ -390,8 +390,9 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
             return 0, None, config.checked(api, config.soc_profile, S.ACLNN_ERR_INNER)[1]
     if op.kernel is not None and op.kernel.family == "softmax" and not (
             attrs and "accumulation" in attrs):
-        # ACLNN_EMU_ACCUMULATION, read at every phase 1 and recorded in the executor's plan
-        mode, ret = config.checked(api, config.accumulation, S.ACLNN_ERR_PARAM_INVALID)
+        # ACLNN_EMU_ACCUMULATION, read at every phase 1 and recorded in the executor's plan; a
+        # bad value is 561000 as for every variable (docs/configuration.md)
+        mode, ret = config.checked(api, config.accumulation, S.ACLNN_ERR_INNER)
         if ret:
             return 0, None, ret
         if mode != "strict":

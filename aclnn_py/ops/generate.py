@@ -189,7 +189,7 @@ def soc_table() -> str:
 
 def functional_dtype_table() -> str:
     """docs/dtypes.md: each function's input dtypes and out_dtype."""
-    from ..functional import OUT_DTYPES
+    from ..functional import INT8_OUT, OUT_DTYPES
 
     lines = [_row("function", "input dtypes", "`out_dtype` (default)"), "|---|---|---|"]
     for op in REGISTRY.values():
@@ -213,7 +213,7 @@ def functional_dtype_table() -> str:
         own = [d for d in dict.fromkeys(d for lst in lists for d in lst)
                if d not in OUT_DTYPES and (out_list is None or d in out_list)]
         outs = numpy_names([d for d in OUT_DTYPES])
-        wider = [d for d in (out_list or ()) if d not in OUT_DTYPES]
+        wider = [d for d in (out_list or ()) if d in INT8_OUT]
         if wider:  # out_dtype takes these whatever the input's dtype (softmax's int8, uint8)
             outs, own = numpy_names([*OUT_DTYPES, *wider]), []
         for d in own:
