@@ -1,11 +1,866 @@
 /*
- * softmax_ex.c: oneDNN's forward softmax with attributes. STUB: not implemented yet.
+ * softmax_ex.c: oneDNN's forward softmax primitive with attributes (aclnn_emu.h): src and dst
+ * each float32, float16, bfloat16, float64, int8 or uint8, over the middle axis of a
+ * contiguous [outer][axis][inner] tensor. Per element, in benchdnn's reference order:
+ *
+ *   m = max(x) over the slice (NaNs skipped), s = sum(exp(x - m)),
+ *   d = exp(x - m) / s   (log-softmax: d = (x - m) - log(s)),
+ *   d *= src_scale; d = post_op(d) for each post-op in order; d *= 1/dst_scale;
+ *   y = d converted to dst: floats rounded to nearest even; int8 / uint8 rounded half to
+ *       even and saturated, NaN -> 0.
+ *
+ * inf_as_zero (softmax only): a slice whose inputs are all -inf gives d = 0 (before the scales
+ * and post-ops) instead of NaN. Otherwise IEEE: a slice holding +inf or a NaN gives NaN, as
+ * softmax.c. Integer sources enter as their values. Binary post-ops read their float32 operand
+ * at src1[post.src1 + sum_k idx_k * post.strides[k]] over dst's multi-index (0 strides
+ * broadcast).
+ *
+ * Compute precision: float32 (vecmath.h's exp and log, sums of exps in float64, as softmax.c),
+ * or float64 with libm when src or dst is float64. Eltwise post-ops use libm's float functions
+ * (a few ulp) where vecmath.h has none.
+ *
+ * Shape of the work: one item is an outer index o and a block of w consecutive inner columns,
+ * walked along the axis in segments of R consecutive a-rows (R > 1 only when w == inner: the
+ * segment x[o][a0 .. a0+R)[0 .. inner) is then one contiguous run of S = R*w <= SEG elements;
+ * a row, inner == 1, is the case w = 1, R = SEG). Per-column accumulators (max, float64 sum)
+ * are S wide, aligned with the segment, so every pass is an elementwise loop over contiguous
+ * arrays that gcc vectorises; the R replicas are folded by a halving tree afterwards, the same
+ * order on every ISA level, so all target clones give the same bits. Three passes: max; exps
+ * and sums; output. The output pass finishes each segment completely: normalise, src scale,
+ * each post-op as its own loop over the segment (binary operands gathered into a segment-wide
+ * buffer unless they are contiguous), dst scale, convert and store: the input is read from
+ * memory once, the output written once, and no temporary is larger than a block. A block of up
+ * to KEEP elements keeps its widened input or its exps in the thread's scratch (aclk_scratch)
+ * between passes; without scratch, or for larger blocks, x is read again and the exps are
+ * recomputed, with the same bits. The float64 path always recomputes.
+ *
+ * Items depend on the shape only and each is computed by one thread (aclk_parallel_for), so
+ * the results are the same for every thread count.
  */
+
+/* Floating-point contraction off before any #include (see softmax.c): the target clones give
+ * the same bits only if no multiply-add is fused. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <math.h>
+#include <string.h>
+
 #include "aclnn_emu.h"
+#include "dtype.h"
+#include "aclk_pool.h"
+#include "vecmath.h"
+
+#define SEG 512      /* segment / accumulator width in elements */
+#define KEEP 65536   /* floats of a block kept in thread scratch between the passes */
+#define CHUNK_ELEMS 32768
+#define CHUNK_MIN 4096
+#define MIN_CHUNKS 8
+
+static inline int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static int ex_dtype_ok(int dt)
+{
+    return dt == ACLK_F32 || dt == ACLK_F16 || dt == ACLK_BF16 || dt == ACLK_F64 ||
+           dt == ACLK_I8 || dt == ACLK_U8;
+}
+
+static int is_binary(int alg)
+{
+    return alg >= EMU_PO_ADD && alg <= EMU_PO_NE;
+}
+
+static int alg_ok(int alg)
+{
+    return (alg >= EMU_PO_RELU && alg <= EMU_PO_SOFT_RELU) || is_binary(alg);
+}
+
+/* ------------------------------------------------------------------ geometry ---- */
+
+typedef struct {
+    int64_t w;    /* columns in the block */
+    int64_t R;    /* a-rows per segment */
+    int64_t S;    /* accumulator width R*w */
+} blk_t;
+
+/* block width: whole slabs when inner <= SEG; else a multiple of 16 chosen so that a block
+   (axis x w) fits KEEP when it can, between 64 and SEG */
+static int64_t blk_width(int64_t axis, int64_t inner)
+{
+    if (inner <= SEG)
+        return inner;
+    int64_t w = (KEEP / axis) & ~(int64_t)15;
+    return w < 64 ? SEG : min64(w, SEG);
+}
+
+static blk_t block_geom(int64_t axis, int64_t inner, int64_t i0, int64_t W)
+{
+    blk_t b;
+    if (W == inner) {
+        b.w = inner;
+        b.R = min64(SEG / inner, axis);
+    } else {
+        b.w = min64(W, inner - i0);
+        b.R = 1;
+    }
+    b.S = b.R * b.w;
+    return b;
+}
+
+/* items per chunk for n items of e elements each (softmax.c's grain_for) */
+static int64_t grain_for(int64_t n, int64_t elems_per_item)
+{
+    const int64_t e = elems_per_item > 0 ? elems_per_item : 1;
+    int64_t g = CHUNK_ELEMS / e;
+    if (g > 1 && n < MIN_CHUNKS * g) {
+        const int64_t lo = CHUNK_MIN / e, even = (n + MIN_CHUNKS - 1) / MIN_CHUNKS;
+        g = lo > even ? lo : even;
+    }
+    return g < 1 ? 1 : g;
+}
+
+/* ----------------------------------------------------------- binary operands ----
+ * For one item and one binary post-op, the src1 offsets of a segment starting at a-row a0 are
+ * base + a0*sd + t[k] (k < len <= S). When t is linear (t[k] = k*step: a scalar for step 0,
+ * contiguous for step 1) no table is kept. */
+typedef struct {
+    int64_t base; /* post.src1 + offset of (o, a = 0, i0) */
+    int64_t sd;   /* stride over the softmax axis */
+    int64_t step; /* linear: t[k] = k*step */
+    int table;    /* 1: t[k] = tab[k] */
+    int64_t *tab;
+} operand;
+
+typedef struct {
+    const emu_softmax_ex_args *p;
+    int sdt, ddt, lg, iaz;
+    const void *x;
+    const float *src1;
+    void *y;
+    int64_t outer, axis, inner, W, nblk;
+} ex_ctx;
+
+/* the operand of post-op j for item (o, i0) of geometry b; tab has room for SEG entries */
+static void make_operand(const ex_ctx *c, int j, int64_t o, int64_t i0, blk_t b, int64_t *tab,
+                         operand *op)
+{
+    const emu_softmax_ex_args *p = c->p;
+    const emu_post_op *po = &p->post[j];
+    const int nd = p->ndim, dim = p->dim;
+    int64_t base = po->src1;
+    /* outer dims: o decomposed over shape[0 .. dim) */
+    int64_t q = o;
+    for (int k = dim - 1; k >= 0; k--) {
+        base += (q % p->shape[k]) * po->strides[k];
+        q /= p->shape[k];
+    }
+    op->sd = nd > 0 ? po->strides[dim] : 0;
+    /* inner dims: column i0 + k for k < w, an odometer over shape[dim+1 .. nd) */
+    int64_t idx[8] = {0}, off = 0;
+    q = i0;
+    for (int k = nd - 1; k > dim; k--) {
+        idx[k] = q % p->shape[k];
+        q /= p->shape[k];
+        off += idx[k] * po->strides[k];
+    }
+    const int64_t off0 = off;
+    op->base = base + off0;
+    tab[0] = 0;
+    for (int64_t k = 1; k < b.w; k++) {
+        for (int d = nd - 1; d > dim; d--) {
+            off += po->strides[d];
+            if (++idx[d] < p->shape[d])
+                break;
+            off -= idx[d] * po->strides[d];
+            idx[d] = 0;
+        }
+        tab[k] = off - off0;
+    }
+    /* linear over the block's columns? */
+    const int64_t t1 = b.w > 1 ? tab[1] : op->sd;
+    int linear = 1;
+    for (int64_t k = 2; k < b.w; k++)
+        linear &= tab[k] == k * t1;
+    if (linear && (b.R == 1 || op->sd == b.w * t1)) {
+        op->table = 0;
+        op->step = t1;
+        op->tab = NULL;
+        return;
+    }
+    /* the segment's table: a-row r of the segment, column k */
+    for (int64_t r = 1; r < b.R; r++)
+        for (int64_t k = 0; k < b.w; k++)
+            tab[r * b.w + k] = r * op->sd + tab[k];
+    op->table = 1;
+    op->step = 0;
+    op->tab = tab;
+}
+
+/* ------------------------------------------------------- accumulators and folds ---- */
+
+ACLK_INLINE void vmax_acc(float *restrict acc, const float *restrict x, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++)
+        acc[k] = (x[k] > acc[k]) ? x[k] : acc[k];
+}
+
+ACLK_INLINE void vsum_acc_d(double *restrict acc, const float *restrict x, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++)
+        acc[k] += (double)x[k];
+}
+
+/* nz[k] |= x[k] != -inf (inf_as_zero: the column is not all -inf) */
+ACLK_INLINE void vnz_acc(uint32_t *restrict nz, const float *restrict x, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++)
+        nz[k] |= (uint32_t)(x[k] != -INFINITY);
+}
+
+/* fold R replicas of w columns into the first one (halving tree) */
+ACLK_INLINE void fold_max_f(float *acc, int64_t R, int64_t w)
+{
+    while (R > 1) {
+        int64_t h = R / 2, keep = R - h;
+        float *restrict lo = acc;
+        const float *restrict hi = acc + keep * w;
+        for (int64_t k = 0; k < h * w; k++)
+            lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
+        R = keep;
+    }
+}
+
+ACLK_INLINE void fold_sum_d(double *acc, int64_t R, int64_t w)
+{
+    while (R > 1) {
+        int64_t h = R / 2, keep = R - h;
+        double *restrict lo = acc;
+        const double *restrict hi = acc + keep * w;
+        for (int64_t k = 0; k < h * w; k++)
+            lo[k] += hi[k];
+        R = keep;
+    }
+}
+
+ACLK_INLINE void fold_max_d(double *acc, int64_t R, int64_t w)
+{
+    while (R > 1) {
+        int64_t h = R / 2, keep = R - h;
+        double *restrict lo = acc;
+        const double *restrict hi = acc + keep * w;
+        for (int64_t k = 0; k < h * w; k++)
+            lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
+        R = keep;
+    }
+}
+
+ACLK_INLINE void fold_or(uint32_t *acc, int64_t R, int64_t w)
+{
+    while (R > 1) {
+        int64_t h = R / 2, keep = R - h;
+        uint32_t *restrict lo = acc;
+        const uint32_t *restrict hi = acc + keep * w;
+        for (int64_t k = 0; k < h * w; k++)
+            lo[k] |= hi[k];
+        R = keep;
+    }
+}
+
+/* copy the first w elements into replicas 1 .. R-1 */
+ACLK_INLINE void replicate(void *acc, int64_t R, int64_t w, size_t esz)
+{
+    char *p = (char *)acc;
+    int64_t total = R * w, have = w;
+    while (have < total) {
+        int64_t c = min64(have, total - have);
+        memcpy(p + have * (int64_t)esz, p, (size_t)c * esz);
+        have += c;
+    }
+}
+
+/* log of a float64 sum s >= 1 (softmax.c): log(sf) + (s - sf)/sf with sf = s rounded to float */
+ACLK_INLINE float log_of_sum(double s)
+{
+    float sf = (float)s;
+    return aclk_log_f32(sf) + (float)(s - (double)sf) / sf;
+}
+
+/* -------------------------------------------------------------- loads and stores ---- */
+
+/* n elements of x at element offset off as float32 (float32 read in place, else widened) */
+ACLK_INLINE const float *load_f32(int dt, const void *x, int64_t off, int64_t n,
+                                  float *restrict buf)
+{
+    if (dt == ACLK_I8) {
+        const int8_t *s = (const int8_t *)x + off;
+        for (int64_t k = 0; k < n; k++)
+            buf[k] = (float)s[k];
+        return buf;
+    }
+    if (dt == ACLK_U8) {
+        const uint8_t *s = (const uint8_t *)x + off;
+        for (int64_t k = 0; k < n; k++)
+            buf[k] = (float)s[k];
+        return buf;
+    }
+    return aclk_load_f32(dt, x, off, n, buf);
+}
+
+/* v rounded half to even and saturated to [lo, hi], NaN -> 0: the clamp first (selects), then
+   the 1.5*2^23 add, which rounds to an integer exactly in this range */
+ACLK_INLINE int32_t quant_f32(float v, float lo, float hi)
+{
+    v = aclk_sel_f32(v != v, 0.0f, v);
+    v = aclk_sel_f32(v < lo, lo, v);
+    v = aclk_sel_f32(v > hi, hi, v);
+    v = (v + 12582912.0f) - 12582912.0f;
+    return (int32_t)v;
+}
+
+ACLK_INLINE void store_f32(int dt, void *y, int64_t off, int64_t n, const float *restrict d)
+{
+    if (dt == ACLK_I8) {
+        int8_t *o = (int8_t *)y + off;
+        for (int64_t k = 0; k < n; k++)
+            o[k] = (int8_t)quant_f32(d[k], -128.0f, 127.0f);
+    } else if (dt == ACLK_U8) {
+        uint8_t *o = (uint8_t *)y + off;
+        for (int64_t k = 0; k < n; k++)
+            o[k] = (uint8_t)quant_f32(d[k], 0.0f, 255.0f);
+    } else {
+        aclk_store_f32(dt, y, off, n, d);
+    }
+}
+
+static const double *load_f64(int dt, const void *x, int64_t off, int64_t n,
+                              double *restrict buf)
+{
+    switch (dt) {
+    case ACLK_F64: return (const double *)x + off;
+    case ACLK_F32:
+        for (int64_t k = 0; k < n; k++)
+            buf[k] = (double)((const float *)x)[off + k];
+        break;
+    case ACLK_F16:
+        for (int64_t k = 0; k < n; k++)
+            buf[k] = (double)aclk_f16_to_f32(((const uint16_t *)x)[off + k]);
+        break;
+    case ACLK_BF16:
+        for (int64_t k = 0; k < n; k++)
+            buf[k] = (double)aclk_bf16_to_f32(((const uint16_t *)x)[off + k]);
+        break;
+    case ACLK_I8:
+        for (int64_t k = 0; k < n; k++)
+            buf[k] = (double)((const int8_t *)x)[off + k];
+        break;
+    default:
+        for (int64_t k = 0; k < n; k++)
+            buf[k] = (double)((const uint8_t *)x)[off + k];
+        break;
+    }
+    return buf;
+}
+
+static int32_t quant_f64(double v, double lo, double hi)
+{
+    v = v != v ? 0.0 : v;
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+    v = (v + 6755399441055744.0) - 6755399441055744.0; /* 1.5 * 2^52 */
+    return (int32_t)v;
+}
+
+static void store_f64(int dt, void *y, int64_t off, int64_t n, const double *restrict d)
+{
+    switch (dt) {
+    case ACLK_F64: memcpy((double *)y + off, d, (size_t)n * sizeof(double)); break;
+    case ACLK_F32:
+        for (int64_t k = 0; k < n; k++)
+            ((float *)y)[off + k] = (float)d[k];
+        break;
+    case ACLK_F16:
+        for (int64_t k = 0; k < n; k++)
+            ((uint16_t *)y)[off + k] = aclk_f64_to_f16(d[k]);
+        break;
+    case ACLK_BF16:
+        for (int64_t k = 0; k < n; k++)
+            ((uint16_t *)y)[off + k] = aclk_f64_to_bf16(d[k]);
+        break;
+    case ACLK_I8:
+        for (int64_t k = 0; k < n; k++)
+            ((int8_t *)y)[off + k] = (int8_t)quant_f64(d[k], -128.0, 127.0);
+        break;
+    default:
+        for (int64_t k = 0; k < n; k++)
+            ((uint8_t *)y)[off + k] = (uint8_t)quant_f64(d[k], 0.0, 255.0);
+        break;
+    }
+}
+
+/* --------------------------------------------------------------------- post-ops ----
+ * One post-op over a segment: d[k] = f(d[k]) (eltwise) or op(d[k], s[k]) (binary), each alg its
+ * own loop so that the simple ones vectorise (selects, not branches: see vecmath.h). */
+#define SQRT_2_OVER_PI 0.79788456080286535588
+#define SQRT1_2 0.70710678118654752440
+#define SOFT_RELU_BOUND 88.72283172607421875 /* log(FLT_MAX) rounded to float */
+
+#define LOOP(EXPR)                                  \
+    for (int64_t k = 0; k < n; k++) {               \
+        const float v = d[k];                       \
+        d[k] = (EXPR);                              \
+    }                                               \
+    break
+#define LOOP2(EXPR)                                 \
+    for (int64_t k = 0; k < n; k++) {               \
+        const float v = d[k], t = s[k];             \
+        d[k] = (EXPR);                              \
+    }                                               \
+    break
+
+ACLK_INLINE float soft_relu_f32(float v, float al)
+{
+    const float in = al * v;
+    const float r = in < (float)SOFT_RELU_BOUND ? log1pf(expf(in)) : in;
+    return r / al;
+}
+
+ACLK_INLINE float hsig_f32(float v, float al, float be)
+{
+    float t = al * v + be;
+    t = aclk_sel_f32(t > 1.0f, 1.0f, t);
+    return aclk_sel_f32(t < 0.0f, 0.0f, t);
+}
+
+ACLK_CLONES static void post_f32(int alg, float al, float be, float *restrict d,
+                                 const float *restrict s, int64_t n)
+{
+    const float c = (float)SQRT_2_OVER_PI, r2 = (float)SQRT1_2;
+    switch (alg) {
+    case EMU_PO_RELU: LOOP(aclk_sel_f32(v > 0.0f, v, al * v));
+    case EMU_PO_LINEAR: LOOP(al * v + be);
+    case EMU_PO_CLIP:
+    case EMU_PO_CLIP_V2: LOOP(aclk_sel_f32(v < al, al, aclk_sel_f32(v > be, be, v)));
+    case EMU_PO_TANH: LOOP(tanhf(v));
+    case EMU_PO_LOGISTIC: LOOP(1.0f / (1.0f + aclk_exp_f32(-v)));
+    case EMU_PO_EXP: LOOP(aclk_exp_f32(v));
+    case EMU_PO_LOG: LOOP(logf(v));
+    case EMU_PO_ABS: LOOP(fabsf(v));
+    case EMU_PO_SQUARE: LOOP(v * v);
+    case EMU_PO_SQRT: LOOP(sqrtf(v));
+    case EMU_PO_SWISH: LOOP(v / (1.0f + aclk_exp_f32(-(al * v))));
+    case EMU_PO_GELU_ERF: LOOP(0.5f * v * (1.0f + erff(v * r2)));
+    case EMU_PO_GELU_TANH: LOOP(0.5f * v * (1.0f + tanhf(c * (v + 0.044715f * (v * v * v)))));
+    case EMU_PO_ELU: LOOP(v > 0.0f ? v : al * expm1f(v));
+    case EMU_PO_HARDSIGMOID: LOOP(hsig_f32(v, al, be));
+    case EMU_PO_HARDSWISH: LOOP(v * hsig_f32(v, al, be));
+    case EMU_PO_MISH: LOOP(v * tanhf(log1pf(expf(v)))); /* expf -> inf: tanh(inf) = 1 */
+    case EMU_PO_POW: LOOP(al * powf(v, be));
+    case EMU_PO_ROUND: LOOP(rintf(v));
+    case EMU_PO_SOFT_RELU: LOOP(soft_relu_f32(v, al));
+    case EMU_PO_ADD: LOOP2(v + t);
+    case EMU_PO_SUB: LOOP2(v - t);
+    case EMU_PO_MUL: LOOP2(v * t);
+    case EMU_PO_DIV: LOOP2(v / t);
+    case EMU_PO_MAX: LOOP2(aclk_sel_f32(v > t, v, t));
+    case EMU_PO_MIN: LOOP2(aclk_sel_f32(v < t, v, t));
+    case EMU_PO_GE: LOOP2(aclk_sel_f32(v >= t, 1.0f, 0.0f));
+    case EMU_PO_GT: LOOP2(aclk_sel_f32(v > t, 1.0f, 0.0f));
+    case EMU_PO_LE: LOOP2(aclk_sel_f32(v <= t, 1.0f, 0.0f));
+    case EMU_PO_LT: LOOP2(aclk_sel_f32(v < t, 1.0f, 0.0f));
+    case EMU_PO_EQ: LOOP2(aclk_sel_f32(v == t, 1.0f, 0.0f));
+    case EMU_PO_NE: LOOP2(aclk_sel_f32(v != t, 1.0f, 0.0f));
+    default: break;
+    }
+}
+#undef LOOP
+#undef LOOP2
+
+#define LOOP(EXPR)                                  \
+    for (int64_t k = 0; k < n; k++) {               \
+        const double v = d[k];                      \
+        d[k] = (EXPR);                              \
+    }                                               \
+    break
+#define LOOP2(EXPR)                                 \
+    for (int64_t k = 0; k < n; k++) {               \
+        const double v = d[k], t = s[k];            \
+        d[k] = (EXPR);                              \
+    }                                               \
+    break
+
+static double soft_relu_f64(double v, double al)
+{
+    const double in = al * v;
+    return (in < 709.0 ? log1p(exp(in)) : in) / al;
+}
+
+static double hsig_f64(double v, double al, double be)
+{
+    double t = al * v + be;
+    t = t > 1.0 ? 1.0 : t;
+    return t < 0.0 ? 0.0 : t;
+}
+
+static void post_f64(int alg, double al, double be, double *restrict d,
+                     const double *restrict s, int64_t n)
+{
+    switch (alg) {
+    case EMU_PO_RELU: LOOP(v > 0.0 ? v : al * v);
+    case EMU_PO_LINEAR: LOOP(al * v + be);
+    case EMU_PO_CLIP:
+    case EMU_PO_CLIP_V2: LOOP(v < al ? al : (v > be ? be : v));
+    case EMU_PO_TANH: LOOP(tanh(v));
+    case EMU_PO_LOGISTIC: LOOP(1.0 / (1.0 + exp(-v)));
+    case EMU_PO_EXP: LOOP(exp(v));
+    case EMU_PO_LOG: LOOP(log(v));
+    case EMU_PO_ABS: LOOP(fabs(v));
+    case EMU_PO_SQUARE: LOOP(v * v);
+    case EMU_PO_SQRT: LOOP(sqrt(v));
+    case EMU_PO_SWISH: LOOP(v / (1.0 + exp(-(al * v))));
+    case EMU_PO_GELU_ERF: LOOP(0.5 * v * (1.0 + erf(v * SQRT1_2)));
+    case EMU_PO_GELU_TANH:
+        LOOP(0.5 * v * (1.0 + tanh(SQRT_2_OVER_PI * (v + 0.044715 * (v * v * v)))));
+    case EMU_PO_ELU: LOOP(v > 0.0 ? v : al * expm1(v));
+    case EMU_PO_HARDSIGMOID: LOOP(hsig_f64(v, al, be));
+    case EMU_PO_HARDSWISH: LOOP(v * hsig_f64(v, al, be));
+    case EMU_PO_MISH: LOOP(v * tanh(log1p(exp(v))));
+    case EMU_PO_POW: LOOP(al * pow(v, be));
+    case EMU_PO_ROUND: LOOP(rint(v));
+    case EMU_PO_SOFT_RELU: LOOP(soft_relu_f64(v, al));
+    case EMU_PO_ADD: LOOP2(v + t);
+    case EMU_PO_SUB: LOOP2(v - t);
+    case EMU_PO_MUL: LOOP2(v * t);
+    case EMU_PO_DIV: LOOP2(v / t);
+    case EMU_PO_MAX: LOOP2(v > t ? v : t);
+    case EMU_PO_MIN: LOOP2(v < t ? v : t);
+    case EMU_PO_GE: LOOP2(v >= t ? 1.0 : 0.0);
+    case EMU_PO_GT: LOOP2(v > t ? 1.0 : 0.0);
+    case EMU_PO_LE: LOOP2(v <= t ? 1.0 : 0.0);
+    case EMU_PO_LT: LOOP2(v < t ? 1.0 : 0.0);
+    case EMU_PO_EQ: LOOP2(v == t ? 1.0 : 0.0);
+    case EMU_PO_NE: LOOP2(v != t ? 1.0 : 0.0);
+    default: break;
+    }
+}
+#undef LOOP
+#undef LOOP2
+
+/* the binary operand of a segment (a-row a0, len elements): a pointer into src1 when it is
+   contiguous, else gathered into g */
+ACLK_INLINE const float *fetch_f32(const float *src1, const operand *op, int64_t a0,
+                                   int64_t len, float *restrict g)
+{
+    const float *s = src1 + op->base + a0 * op->sd;
+    if (op->table) {
+        const int64_t *t = op->tab;
+        for (int64_t k = 0; k < len; k++)
+            g[k] = s[t[k]];
+        return g;
+    }
+    if (op->step == 1)
+        return s;
+    if (op->step == 0) {
+        const float v = s[0];
+        for (int64_t k = 0; k < len; k++)
+            g[k] = v;
+        return g;
+    }
+    const int64_t st = op->step;
+    for (int64_t k = 0; k < len; k++)
+        g[k] = s[k * st];
+    return g;
+}
+
+static void fetch_f64(const float *src1, const operand *op, int64_t a0, int64_t len,
+                      double *restrict g)
+{
+    const float *s = src1 + op->base + a0 * op->sd;
+    for (int64_t k = 0; k < len; k++)
+        g[k] = (double)s[op->table ? op->tab[k] : k * op->step];
+}
+
+/* ------------------------------------------------------------ float32 compute ---- */
+
+typedef struct {
+    float macc[SEG], fac[SEG], xbuf[SEG], ebuf[SEG], dbuf[SEG], gbuf[SEG];
+    double sacc[SEG];
+    uint32_t nz[SEG];
+    int64_t tab[EMU_MAX_POST_OPS][SEG];
+    operand ops[EMU_MAX_POST_OPS];
+    float *eblk; /* KEEP floats of thread scratch, or NULL */
+} ws_f32;
+
+/* the rest of the output pass for one segment of len softmax values d (a-row a0, element
+   offset off): scales, post-ops, conversion and store */
+ACLK_INLINE void finish_f32(const ex_ctx *c, ws_f32 *ws, float *restrict d, int64_t a0,
+                            int64_t off, int64_t len)
+{
+    const emu_softmax_ex_args *p = c->p;
+    const float ss = p->src_scale, inv = 1.0f / p->dst_scale;
+    if (ss != 1.0f)
+        for (int64_t k = 0; k < len; k++)
+            d[k] = d[k] * ss;
+    for (int j = 0; j < p->n_post; j++) {
+        const emu_post_op *po = &p->post[j];
+        const float *s = NULL;
+        if (is_binary(po->alg))
+            s = fetch_f32(c->src1, &ws->ops[j], a0, len, ws->gbuf);
+        post_f32(po->alg, po->alpha, po->beta, d, s, len);
+    }
+    if (inv != 1.0f)
+        for (int64_t k = 0; k < len; k++)
+            d[k] = d[k] * inv;
+    store_f32(c->ddt, c->y, off, len, d);
+}
+
+/* One item: outer index o, columns [i0, i0 + b.w), the whole axis. A block that fits eblk keeps
+   there its widened input (16-bit and 8-bit sources) and then its exps (softmax), so x is read
+   from memory once; otherwise the later passes read x again and recompute the exps. */
+ACLK_INLINE void item_f32(const ex_ctx *c, int64_t o, int64_t i0, blk_t b, ws_f32 *ws)
+{
+    const emu_softmax_ex_args *p = c->p;
+    const int dt = c->sdt, lg = c->lg, iaz = c->iaz;
+    const int64_t axis = c->axis, inner = c->inner;
+    const void *x = c->x;
+    const int64_t base = o * axis * inner + i0;
+    float *macc = ws->macc, *fac = ws->fac, *xbuf = ws->xbuf, *ebuf = ws->ebuf;
+    double *sacc = ws->sacc;
+    uint32_t *nz = ws->nz;
+    for (int j = 0; j < p->n_post; j++)
+        if (is_binary(p->post[j].alg))
+            make_operand(c, j, o, i0, b, ws->tab[j], &ws->ops[j]);
+    const int keep = ws->eblk && axis * b.w <= KEEP;
+    const int wide = keep && dt != ACLK_F32;
+
+    /* pass 1: column max (NaNs skipped: they propagate through the sum); inf_as_zero: whether
+       the column holds anything but -inf */
+    for (int64_t k = 0; k < b.S; k++)
+        macc[k] = -INFINITY, nz[k] = 0;
+    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+        const int64_t len = min64(b.R, axis - a0) * b.w;
+        const float *px = load_f32(dt, x, base + a0 * inner, len,
+                                   wide ? ws->eblk + a0 * b.w : xbuf);
+        vmax_acc(macc, px, len);
+        if (iaz)
+            vnz_acc(nz, px, len);
+    }
+    fold_max_f(macc, b.R, b.w);
+    replicate(macc, b.R, b.w, sizeof(float));
+    if (iaz) {
+        fold_or(nz, b.R, b.w);
+        replicate(nz, b.R, b.w, sizeof(uint32_t));
+    }
+
+    /* pass 2: e = exp(x - m), column sums in float64 */
+    for (int64_t k = 0; k < b.S; k++)
+        sacc[k] = 0.0;
+    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+        const int64_t len = min64(b.R, axis - a0) * b.w;
+        float *e = keep ? ws->eblk + a0 * b.w : ebuf;
+        const float *px = wide ? e : load_f32(dt, x, base + a0 * inner, len, xbuf);
+        /* log-softmax needs the sums only: its exps go to ebuf, eblk keeps the widened x */
+        float *eo = lg ? ebuf : e;
+        aclk_vexp_sub_f32(px, macc, eo, len);
+        vsum_acc_d(sacc, eo, len);
+    }
+    fold_sum_d(sacc, b.R, b.w);
+    if (lg)
+        for (int64_t j = 0; j < b.w; j++)
+            fac[j] = log_of_sum(sacc[j]);
+    else
+        for (int64_t j = 0; j < b.w; j++)
+            fac[j] = (float)(1.0 / sacc[j]);
+    replicate(fac, b.R, b.w, sizeof(float));
+
+    /* pass 3: normalise, then the rest of the output pass, segment by segment */
+    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+        const int64_t off = base + a0 * inner, len = min64(b.R, axis - a0) * b.w;
+        float *restrict d = ws->dbuf;
+        if (!lg) {
+            const float *e = ebuf;
+            if (keep) {
+                e = ws->eblk + a0 * b.w;
+            } else {
+                const float *px = load_f32(dt, x, off, len, xbuf);
+                aclk_vexp_sub_f32(px, macc, ebuf, len);
+            }
+            for (int64_t k = 0; k < len; k++)
+                d[k] = e[k] * fac[k];
+            if (iaz)
+                for (int64_t k = 0; k < len; k++)
+                    d[k] = aclk_sel_f32(nz[k] != 0, d[k], 0.0f);
+        } else {
+            const float *px = wide ? ws->eblk + a0 * b.w : load_f32(dt, x, off, len, xbuf);
+            for (int64_t k = 0; k < len; k++)
+                d[k] = (px[k] - macc[k]) - fac[k];
+        }
+        finish_f32(c, ws, d, a0, off, len);
+    }
+}
+
+ACLK_CLONES static void chunk_f32(void *ctx, int64_t t0, int64_t t1)
+{
+    const ex_ctx *c = (const ex_ctx *)ctx;
+    ws_f32 ws;
+    ws.eblk = (float *)aclk_scratch(KEEP * sizeof(float));
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t o = t / c->nblk, i0 = (t % c->nblk) * c->W;
+        item_f32(c, o, i0, block_geom(c->axis, c->inner, i0, c->W), &ws);
+    }
+}
+
+/* ------------------------------------------------------------ float64 compute ----
+ * The same items and passes in float64 with libm's exp / log; the exps are recomputed in the
+ * output pass. */
+
+typedef struct {
+    double macc[SEG], fac[SEG], xbuf[SEG], dbuf[SEG], gbuf[SEG], sacc[SEG];
+    uint32_t nz[SEG];
+    int64_t tab[EMU_MAX_POST_OPS][SEG];
+    operand ops[EMU_MAX_POST_OPS];
+} ws_f64;
+
+static void item_f64(const ex_ctx *c, int64_t o, int64_t i0, blk_t b, ws_f64 *ws)
+{
+    const emu_softmax_ex_args *p = c->p;
+    const int dt = c->sdt, lg = c->lg, iaz = c->iaz;
+    const int64_t axis = c->axis, inner = c->inner;
+    const int64_t base = o * axis * inner + i0;
+    double *macc = ws->macc, *fac = ws->fac, *sacc = ws->sacc;
+    uint32_t *nz = ws->nz;
+    const double ss = (double)p->src_scale, inv = 1.0 / (double)p->dst_scale;
+    for (int j = 0; j < p->n_post; j++)
+        if (is_binary(p->post[j].alg))
+            make_operand(c, j, o, i0, b, ws->tab[j], &ws->ops[j]);
+
+    for (int64_t k = 0; k < b.S; k++)
+        macc[k] = -INFINITY, nz[k] = 0, sacc[k] = 0.0;
+    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+        const int64_t len = min64(b.R, axis - a0) * b.w;
+        const double *px = load_f64(dt, c->x, base + a0 * inner, len, ws->xbuf);
+        for (int64_t k = 0; k < len; k++) {
+            macc[k] = px[k] > macc[k] ? px[k] : macc[k];
+            nz[k] |= (uint32_t)(px[k] != -INFINITY);
+        }
+    }
+    fold_max_d(macc, b.R, b.w);
+    replicate(macc, b.R, b.w, sizeof(double));
+    fold_or(nz, b.R, b.w);
+    replicate(nz, b.R, b.w, sizeof(uint32_t));
+
+    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+        const int64_t len = min64(b.R, axis - a0) * b.w;
+        const double *px = load_f64(dt, c->x, base + a0 * inner, len, ws->xbuf);
+        for (int64_t k = 0; k < len; k++)
+            sacc[k] += exp(px[k] - macc[k]);
+    }
+    fold_sum_d(sacc, b.R, b.w);
+    for (int64_t j = 0; j < b.w; j++)
+        fac[j] = lg ? log(sacc[j]) : sacc[j];
+    replicate(fac, b.R, b.w, sizeof(double));
+
+    for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
+        const int64_t off = base + a0 * inner, len = min64(b.R, axis - a0) * b.w;
+        const double *px = load_f64(dt, c->x, off, len, ws->xbuf);
+        double *restrict d = ws->dbuf;
+        if (lg) {
+            for (int64_t k = 0; k < len; k++)
+                d[k] = (px[k] - macc[k]) - fac[k];
+        } else {
+            for (int64_t k = 0; k < len; k++)
+                d[k] = iaz && !nz[k] ? 0.0 : exp(px[k] - macc[k]) / fac[k];
+        }
+        if (ss != 1.0)
+            for (int64_t k = 0; k < len; k++)
+                d[k] = d[k] * ss;
+        for (int j = 0; j < p->n_post; j++) {
+            const emu_post_op *po = &p->post[j];
+            if (is_binary(po->alg))
+                fetch_f64(c->src1, &ws->ops[j], a0, len, ws->gbuf);
+            post_f64(po->alg, (double)po->alpha, (double)po->beta, d, ws->gbuf, len);
+        }
+        if (inv != 1.0)
+            for (int64_t k = 0; k < len; k++)
+                d[k] = d[k] * inv;
+        store_f64(c->ddt, c->y, off, len, d);
+    }
+}
+
+static void chunk_f64(void *ctx, int64_t t0, int64_t t1)
+{
+    const ex_ctx *c = (const ex_ctx *)ctx;
+    ws_f64 ws;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t o = t / c->nblk, i0 = (t % c->nblk) * c->W;
+        item_f64(c, o, i0, block_geom(c->axis, c->inner, i0, c->W), &ws);
+    }
+}
+
+/* ------------------------------------------------------------------ entry point ---- */
+
+/* the binary post-ops' broadcast needs dst's shape to agree with outer x axis x inner */
+static int shape_ok(const emu_softmax_ex_args *p)
+{
+    if (p->ndim == 0)
+        return p->outer == 1 && p->axis == 1 && p->inner == 1;
+    if (p->dim < 0 || p->dim >= p->ndim)
+        return 0;
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < p->ndim; k++) {
+        if (p->shape[k] < 0)
+            return 0;
+        if (k < p->dim)
+            outer *= p->shape[k];
+        else if (k > p->dim)
+            inner *= p->shape[k];
+    }
+    return outer == p->outer && p->shape[p->dim] == p->axis && inner == p->inner;
+}
 
 int aclk_softmax_ex(const emu_softmax_ex_args *p, int src_dtype, const void *x,
                     const float *src1, int dst_dtype, void *y)
 {
-    (void)p; (void)src_dtype; (void)x; (void)src1; (void)dst_dtype; (void)y;
-    return -1;
+    if (!p || !ex_dtype_ok(src_dtype) || !ex_dtype_ok(dst_dtype))
+        return -1;
+    if (p->n_post < 0 || p->n_post > EMU_MAX_POST_OPS || p->ndim < 0 || p->ndim > 8)
+        return -1;
+    if (p->outer < 0 || p->axis < 0 || p->inner < 0)
+        return -1;
+    int binary = 0;
+    for (int j = 0; j < p->n_post; j++) {
+        if (!alg_ok(p->post[j].alg))
+            return -1;
+        binary |= is_binary(p->post[j].alg);
+    }
+    if (p->outer == 0 || p->axis == 0 || p->inner == 0)
+        return 0;
+    if (binary && (!src1 || !shape_ok(p)))
+        return -1;
+    ex_ctx c;
+    c.p = p;
+    c.sdt = src_dtype;
+    c.ddt = dst_dtype;
+    c.lg = p->log != 0;
+    c.iaz = p->inf_as_zero && !p->log;
+    c.x = x;
+    c.src1 = src1;
+    c.y = y;
+    c.outer = p->outer;
+    c.axis = p->axis;
+    c.inner = p->inner;
+    c.W = blk_width(p->axis, p->inner);
+    c.nblk = (p->inner + c.W - 1) / c.W;
+    const int64_t n = c.outer * c.nblk;
+    const int64_t grain = grain_for(n, c.axis * min64(c.inner, c.W));
+    if (src_dtype == ACLK_F64 || dst_dtype == ACLK_F64)
+        aclk_parallel_for(n, grain, chunk_f64, &c);
+    else
+        aclk_parallel_for(n, grain, chunk_f32, &c);
+    return 0;
 }
