@@ -55,8 +55,12 @@ def ref_eltwise(alg: str, d: np.ndarray, a: float, b: float) -> np.ndarray:
             return np.where(d > 0, d, a * d)
         if alg == "linear":
             return a * d + b
-        if alg in ("clip", "clip_v2"):
-            return np.where(d < a, a, np.where(d > b, b, d))
+        if alg == "clip":  # oneDNN: s = s > alpha ? s : alpha; s > beta ? beta : s
+            s = np.where(d > a, d, a)
+            return np.where(s > b, b, s)
+        if alg == "clip_v2":  # oneDNN: s = s < alpha ? alpha : s; s > beta ? beta : s
+            s = np.where(d < a, a, d)
+            return np.where(s > b, b, s)
         if alg == "tanh":
             return np.tanh(d)
         if alg == "logistic":
@@ -97,7 +101,8 @@ def ref_eltwise(alg: str, d: np.ndarray, a: float, b: float) -> np.ndarray:
 
 def ref_binary(alg: str, d: np.ndarray, s1: np.ndarray) -> np.ndarray:
     ops = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-           "max": np.maximum, "min": np.minimum, "ge": np.greater_equal, "gt": np.greater,
+           # oneDNN's MAX2 / MIN2 (a > b ? a : b): a NaN d gives src1
+           "max": lambda a, b: np.where(a > b, a, b), "min": lambda a, b: np.where(a < b, a, b), "ge": np.greater_equal, "gt": np.greater,
            "le": np.less_equal, "lt": np.less, "eq": np.equal, "ne": np.not_equal}
     with np.errstate(all="ignore"):
         return ops[alg](d, s1).astype(np.float64)
@@ -654,3 +659,35 @@ def test_threads_with_different_attributes_at_once():
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_nan_through_clip_and_max_as_onednn():
+    """oneDNN's clip turns NaN into alpha, clip_v2 keeps it; its max / min (MAX2 / MIN2) give
+    src1 for a NaN d."""
+    x = np.array([[np.nan, 0.0], [0.0, 0.0]], np.float32)  # row 0: NaN, row 1: 0.5 0.5
+    got = F.softmax(x, 1, post_ops=[F.Eltwise("clip", 0.1, 0.4)])
+    assert got.tolist() == [[np.float32(0.1)] * 2, [np.float32(0.4)] * 2]
+    got = F.softmax(x, 1, post_ops=[F.Eltwise("clip_v2", 0.1, 0.4)])
+    assert np.isnan(got[0]).all() and got[1].tolist() == [np.float32(0.4)] * 2
+    got = F.softmax(x, 1, post_ops=[F.Binary("max", 0.25)])
+    assert got.tolist() == [[0.25, 0.25], [0.5, 0.5]]
+    got = F.softmax(x, 1, post_ops=[F.Binary("min", 0.25)])
+    assert got.tolist() == [[0.25, 0.25], [0.25, 0.25]]
+    for dt in (F64, F16):
+        got = F.softmax(x.astype(dt), 1, post_ops=[F.Eltwise("clip", 0.125, 0.375)])
+        assert got.astype(np.float64).tolist() == [[0.125] * 2, [0.375] * 2]
+
+
+def test_docs_examples_run():
+    """docs/onednn.md's Python examples run as written, and say what they claim."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "onednn.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "docs/onednn.md", "exec"), namespace)
+    assert namespace["q"].dtype == np.int8 and namespace["m"].tolist() == [[0.0, 0.0]]
+    assert namespace["y"].dtype == np.float32 and namespace["h"].dtype == np.float16
