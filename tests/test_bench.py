@@ -38,7 +38,8 @@ EPS_BOUND = {"float32": 1e-4 / 2.0 ** -23, "float16": 1e-3 / 2.0 ** -10,
 RECORD_FIELDS = {
     "op", "dtype", "shape", "dim", "threads", "cache", "repeat", "floor_kind", "nbytes",
     "emulator_ms", "floor_ms", "numpy_ms", "torch_ms", "err_scaled", "bit_identical", "ratios",
-    "gbps", "probe_ms", "cpu"} | {f"{who}_err_{kind}" for who in ("emulator", "numpy", "torch")
+    "gbps", "probe_ms", "cpu", "mode", "accumulation", "floor_memop_ms",
+    "floor_hardsigmoid_ms"} | {f"{who}_err_{kind}" for who in ("emulator", "numpy", "torch")
                for kind in ("abs", "eps", "rel")}
 MACHINE_FIELDS = {"isa", "cpu", "cores", "threads", "llc_bytes", "evict_bytes", "soc",
                   "aclnn_py", "python", "platform", "numpy", "torch", "date", "repeat"}
@@ -80,22 +81,23 @@ def golden_and_emulator(op_name: str, shape, dim, dtype: str):
 
 
 def test_one_op_prints_a_table():
-    result = invoke("--op", "softmax", *SMALL, "--threads", "1", "--no-torch")
+    result = invoke("--op", "softmax", *SMALL, "--threads", "1", "--no-torch", "--mode", "strict")
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "kernel ISA level:" in out and "thread counts: 1" in out
-    assert "emu ms" in out and "x floor" in out and "err eps" in out
+    assert "emu ms" in out and "x floor" in out and "err eps" in out and " mode " in out
     rows = [line for line in out.splitlines() if line.startswith("Softmax ")]
     # float32, float16, bfloat16 x cold, hot
     assert len(rows) == 6, out
-    assert {r.split()[4] for r in rows} == {"cold", "hot"}
+    assert {r.split()[2] for r in rows} == {"strict"}
+    assert {r.split()[5] for r in rows} == {"cold", "hot"}
 
 
 @pytest.mark.parametrize("op_name", OPS, ids=bench.short_name)
 def test_json_fields_and_correctness(op_name):
     """Every field; the emulator's and NumPy's max errors against this file's golden."""
     data = run_json("--op", op_name, *SMALL, "--threads", "1,2", "--cache", "hot",
-                    "--no-torch")
+                    "--no-torch", "--mode", "strict")
     assert MACHINE_FIELDS <= set(data["machine"])
     assert data["machine"]["threads"] == [1, 2]
     records = data["records"]
@@ -103,7 +105,14 @@ def test_json_fields_and_correctness(op_name):
     for r in records:
         assert set(r) == RECORD_FIELDS, set(r) ^ RECORD_FIELDS
         assert r["op"] == op_name and r["shape"] == [8, 16] and r["cache"] == "hot"
-        assert r["floor_kind"] == ("copy" if len(REGISTRY[op_name].inputs) == 1 else "add")
+        forward = len(REGISTRY[op_name].inputs) == 1
+        kinds = ("copy", "hardsigmoid") if forward else ("add", "hardsigmoid_backward")
+        assert r["floor_kind"] in kinds
+        assert r["floor_memop_ms"] > 0 and r["floor_hardsigmoid_ms"] > 0
+        assert r["floor_ms"] == min(r["floor_memop_ms"], r["floor_hardsigmoid_ms"])
+        assert r["floor_kind"] == kinds[r["floor_ms"] < r["floor_memop_ms"]]
+        assert r["mode"] == "strict"
+        assert r["accumulation"] == ("strict" if bench.has_relaxed(op_name) else None)
         assert r["emulator_ms"] > 0 and r["floor_ms"] > 0 and r["numpy_ms"] > 0
         assert r["torch_ms"] is None
         assert r["ratios"]["floor"] == pytest.approx(r["emulator_ms"] / r["floor_ms"])
@@ -152,21 +161,21 @@ def test_cold_rows_no_baselines_and_threads_restored():
 
 def test_json_to_stdout_keeps_the_table_on_stderr(tmp_path):
     result = invoke("--op", "log_softmax", "--dtype", "float32", *SMALL, "--threads", "1",
-                    "--cache", "hot", "--no-torch", "--json", "-")
+                    "--cache", "hot", "--no-torch", "--mode", "strict", "--json", "-")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert len(data["records"]) == 1
     assert "emu ms" in result.stderr
     path = tmp_path / "out.json"
     result = invoke("--op", "log_softmax", "--dtype", "float32", *SMALL, "--threads", "1",
-                    "--cache", "hot", "--no-torch", "--json", str(path))
+                    "--cache", "hot", "--no-torch", "--mode", "strict", "--json", str(path))
     assert result.exit_code == 0, result.output
     assert json.loads(path.read_text())["records"][0]["op"] == "aclnnLogSoftmax"
 
 
 def test_a_dtype_phase_1_refuses_is_skipped():
     result = invoke("--op", "softmax", "--op", "hardsigmoid", "--dtype", "float64", *SMALL,
-                    "--threads", "1", "--cache", "hot", "--no-torch")
+                    "--threads", "1", "--cache", "hot", "--no-torch", "--mode", "strict")
     assert result.exit_code == 0, result.output
     assert "skipped Hardsigmoid float64: phase 1 refuses float64" in result.stdout
     assert any(line.startswith("Softmax ") for line in result.stdout.splitlines())
@@ -193,6 +202,10 @@ def test_a_dtype_phase_1_refuses_is_skipped():
     (("--json", "/no/such/dir/out.json"), "--json"),
     (("--plot", "out.txt"), "--plot"),
     (("--op", "hardsigmoid", "--dtype", "float64"), "--dtype"),
+    (("--mode", "fp8"), "--mode"),
+    (("--mode", "relaxed", "--dtype", "float32"), "--mode"),
+    (("--op", "hardsigmoid", "--mode", "int8"), "--mode"),
+    (("--op", "softmax_backward", "--mode", "int8"), "--mode"),
 ], ids=lambda v: " ".join(v) if isinstance(v, tuple) else v)
 def test_bad_input_is_a_usage_error(args, option):
     result = invoke(*args)
@@ -259,7 +272,7 @@ def test_without_torch_the_column_is_empty_and_the_hint_printed(monkeypatch):
     assert 'pip install "aclnn-py[torch]"' in result.stdout
     assert "download.pytorch.org/whl/cpu" in result.stdout
     row = next(line for line in result.stdout.splitlines() if line.startswith("Hardsigmoid "))
-    assert row.split()[10:12] == ["-", "-"]  # torch ms, x torch
+    assert row.split()[11:13] == ["-", "-"]  # torch ms, x torch
 
 
 def test_rounds_pairs_the_emulator_and_the_floor_call_by_call():
