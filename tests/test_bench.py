@@ -229,9 +229,11 @@ def test_plot_without_matplotlib_says_how_to_install(monkeypatch, tmp_path):
 def test_plot_writes_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     path = tmp_path / "bench.png"
+    modes = ["--mode", "strict", "--mode", "relaxed"] + (["--mode", "int8"] if _int8_kernel()
+                                                         else [])
     result = invoke("--op", "softmax", "--op", "hardsigmoid", "--dtype", "float32",
-                    "--dtype", "float16", *SMALL, "--threads", "1,2", "--no-torch", "--no-numpy",
-                    "--plot", str(path))
+                    "--dtype", "float16", *modes, *SMALL, "--threads", "1,2", "--no-torch",
+                    "--no-numpy", "--plot", str(path))
     assert result.exit_code == 0, result.output
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
