@@ -7,8 +7,11 @@ state. In a row each contender in turn gets one warm-up call, then ``repeat`` ti
 (in a cold row the caches are evicted before each); the row shows medians.
 
 - emulator: phase 2 + synchronize on a repeatable executor (the plan's steps, without phase 1);
-- floor: a same-footprint memory operation in C on the kernel pool, into the same buffers: a copy
-  of the output's bytes for a forward operator, a 2-in/1-out add for a backward one;
+- floor: the faster of two same-footprint streaming operations on the kernel pool, into the same
+  buffers, each timed in turn with the emulator: a C memory operation (a copy of the output's
+  bytes for a forward operator, a 2-in/1-out add for a backward one) and our own hard-sigmoid
+  kernel (hardsigmoid_backward for a backward operator) of the same shape and dtype, called
+  directly, where that kernel takes the dtype;
 - NumPy: the declared formula; float16/bfloat16 computed as a NumPy user would (cast to float32,
   compute, cast back, the casts timed). NumPy runs on one thread: it is timed in the first row of
   a case and cache state and shared by the other thread counts;
@@ -23,16 +26,25 @@ state. In a row each contender in turn gets one warm-up call, then ``repeat`` ti
 Correctness (outside the timed region): each output against a float64 golden of the formula
 computed from the same inputs widened to float64: the max absolute error, and the max error in
 units of the output dtype's epsilon (:func:`errors`).
+
+Modes (the ``mode`` column): "strict" rows are planned with ``ACLNN_EMU_ACCUMULATION=strict``;
+"relaxed" rows (float16 / bfloat16 of the softmax family) with ``ACLNN_EMU_ACCUMULATION=relaxed``
+set around their phase 1 only; "int8" rows (softmax, log_softmax) take int8 data to int8 with
+oneDNN's src_scale 64 and dst_scale 0.5 (benchdnn's int8 problems), planned by the functional
+layer's phase 1 (a SoftmaxEx step), their golden rounded and saturated (:func:`int8_golden`) and
+their error in integer steps (:func:`int_errors`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import platform
 import statistics
 import textwrap
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
@@ -46,6 +58,15 @@ DTYPES: dict[str, Any] = {"float32": np.dtype(np.float32), "float16": np.dtype(n
                           "bfloat16": np.dtype(ml_dtypes.bfloat16),
                           "float64": np.dtype(np.float64)}
 DEFAULT_DTYPES = ("float32", "float16", "bfloat16")
+#: every dtype a row may have: DTYPES and the int8 rows' "int8"
+ROW_DTYPES: dict[str, Any] = {**DTYPES, "int8": np.dtype(np.int8)}
+#: the row modes (``--mode``; the default run takes all three): "strict", "relaxed" (oneDNN's
+#: relaxed accumulation: float16 / bfloat16 of the operators with an accumulation mode), "int8"
+#: (int8 in, int8 out, with INT8_SRC_SCALE and INT8_DST_SCALE)
+MODES = ("strict", "relaxed", "int8")
+RELAXED_DTYPES = ("float16", "bfloat16")
+INT8_SRC_SCALE, INT8_DST_SCALE = 64.0, 0.5  # benchdnn's int8 softmax problems
+ACCUMULATION_ENV = "ACLNN_EMU_ACCUMULATION"
 CACHES = ("cold", "hot")
 FALLBACK_EVICT_BYTES = 64 << 20  # when the last-level cache size is unknown
 SEED = 0  # make_inputs' default seed
@@ -104,21 +125,49 @@ class Case:
     shape: tuple
     dim: Optional[int]  # None for the elementwise operators
     hot_only: bool = False
+    mode: str = "strict"  # MODES
 
     @property
     def label(self) -> str:
         shape = "x".join(str(d) for d in self.shape)
         return shape if self.dim is None else f"{shape}/{self.dim}"
 
+    @property
+    def title(self) -> str:
+        """E.g. "Softmax float16 relaxed 4096x4096/-1" (the mode left out when strict)."""
+        mode = "" if self.mode in ("strict", self.dtype) else f" {self.mode}"
+        return f"{short_name(self.op)} {self.dtype}{mode} {self.label}"
+
 
 def short_name(op: str) -> str:
     return op[len("aclnn"):] if op.startswith("aclnn") else op
 
 
+def has_relaxed(op_name: str) -> bool:
+    """Whether the operator has oneDNN's accumulation modes (the softmax family)."""
+    from .ops import REGISTRY
+
+    spec = REGISTRY[op_name].functional
+    return spec is not None and "accumulation" in spec.options
+
+
+def has_int8(op_name: str) -> bool:
+    """Whether the operator takes int8 data with oneDNN's scales (softmax, log_softmax)."""
+    from .ops import REGISTRY
+
+    spec = REGISTRY[op_name].functional
+    return (spec is not None and "src_scale" in spec.options
+            and dtypes.aclDataType.ACL_INT8 in spec.dtypes.get("self", ()))
+
+
 def plan_cases(ops: list, dtype_names: list, shape: Optional[tuple] = None,
-               dim: Optional[int] = None) -> tuple[list, list]:
+               dim: Optional[int] = None, modes: tuple = ("strict",)) -> tuple[list, list]:
     """(cases, skipped): every operator x dtype x layout (the declared layouts, or ``shape`` and
-    ``dim`` for all), and the (operator, dtype, reason) combinations the SoC's phase 1 refuses."""
+    ``dim`` for all) x mode, and the (operator, dtype, reason) combinations the SoC's phase 1
+    refuses. Per layout the strict case comes first, then the relaxed one (float16 / bfloat16
+    of an operator with accumulation modes); an operator's int8 cases (selected by ``modes``
+    alone, not by ``dtype_names``; planned by the functional layer's phase 1, on any SoC) come
+    after its float ones."""
     from . import config
     from .ops import REGISTRY
 
@@ -127,20 +176,27 @@ def plan_cases(ops: list, dtype_names: list, shape: Optional[tuple] = None,
     skipped: list = []
     for name in ops:
         op = REGISTRY[name]
+        if shape is not None:
+            layouts = [(tuple(shape), dim if op.int_params else None, False)]
+        else:
+            declared = op.bench.cases if op.bench is not None else ()
+            layouts = [(tuple(c.shape), c.dim, c.hot_only) for c in declared]
         for dt in dtype_names:
+            row_modes = [m for m in ("strict", "relaxed") if m in modes and (
+                m == "strict" or (dt in RELAXED_DTYPES and has_relaxed(name)))]
+            if not row_modes:
+                continue
+            what = dt if "strict" in row_modes else f"{dt} relaxed"
             acl_dt = dtypes.from_numpy(DTYPES[dt])
             if not profile.supports(name):
-                skipped.append((name, dt, f"no kernel on {profile.name}"))
+                skipped.append((name, what, f"no kernel on {profile.name}"))
                 continue
             if acl_dt is None or not op.accepts(profile.soc_class, acl_dt):
-                skipped.append((name, dt, f"phase 1 refuses {dt} on {profile.name}"))
+                skipped.append((name, what, f"phase 1 refuses {dt} on {profile.name}"))
                 continue
-            if shape is not None:
-                layouts = [(tuple(shape), dim if op.int_params else None, False)]
-            else:
-                declared = op.bench.cases if op.bench is not None else ()
-                layouts = [(tuple(c.shape), c.dim, c.hot_only) for c in declared]
-            cases.extend(Case(name, dt, s, d, h) for s, d, h in layouts)
+            cases.extend(Case(name, dt, s, d, h, m) for s, d, h in layouts for m in row_modes)
+        if "int8" in modes and has_int8(name):
+            cases.extend(Case(name, "int8", s, d, h, "int8") for s, d, h in layouts)
     return cases, skipped
 
 
@@ -150,11 +206,15 @@ def make_inputs(op_name: str, shape, dtype_name: str, seed: int = SEED,
     except the y of softmax_backward / log_softmax_backward when dim is given: the forward
     operator's output for such an x along dim (float64, rounded to the dtype), as in training,
     where y always comes from the forward pass (log_softmax_backward's kernel takes a cheaper exp
-    when y <= 0, which a random y would never show)."""
+    when y <= 0, which a random y would never show). int8: the same uniform values rounded to
+    the nearest integer (-4 to 4)."""
     from .ops import REGISTRY
 
     rng = np.random.default_rng(seed)
-    dt = DTYPES[dtype_name]
+    dt = ROW_DTYPES[dtype_name]
+    if dt.kind == "i":
+        return [np.rint(rng.random(tuple(shape), dtype=np.float32) * 8 - 4).astype(dt)
+                for _ in REGISTRY[op_name].inputs]
     wide = np.float64 if dt == np.float64 else np.float32
     arrays = [(rng.random(tuple(shape), dtype=wide) * 8 - 4).astype(dt)
               for _ in REGISTRY[op_name].inputs]
@@ -233,9 +293,70 @@ def errors(got, golden, dtype_name: str, scaled: bool) -> tuple:
     return worst, worst_tol / eps, worst_rel / eps
 
 
-def golden_of(op_name: str, inputs: list, dim) -> np.ndarray:
-    """The float64 golden: the declared formula on the inputs widened to float64."""
+def int_errors(got, golden) -> tuple:
+    """(max absolute error, the same, max relative error) of an integer output against its
+    integer-valued golden (:func:`int8_golden`), in units of 1 (integer steps); the relative
+    error is ``|got - golden| / max(|golden|, 1)``."""
+    got = np.ascontiguousarray(got).reshape(-1)
+    gold = np.ascontiguousarray(golden, dtype=np.float64).reshape(-1)
+    worst, worst_rel = 0.0, 0.0
+    step = 1 << 17
+    for i in range(0, gold.size, step):
+        g = gold[i:i + step]
+        d = np.abs(got[i:i + step].astype(np.float64) - g)
+        worst = max(worst, float(d.max()))
+        worst_rel = max(worst_rel, float((d / np.maximum(np.abs(g), 1.0)).max()))
+    return worst, worst, worst_rel
+
+
+def int8_golden(op_name: str, inputs: list, dim, src_scale: float = INT8_SRC_SCALE,
+                dst_scale: float = INT8_DST_SCALE) -> np.ndarray:
+    """The int8 rows' golden, as float64 integers: the declared formula in float64 on the
+    inputs, times ``src_scale``, over ``dst_scale``, rounded half to even and saturated to
+    [-128, 127] (oneDNN's int8 softmax: ``softmax * src_scale * (1 / dst_scale)``)."""
+    y = BASELINES[op_name]([widen(a) for a in inputs], dim) * src_scale / dst_scale
+    return np.clip(np.rint(y), -128.0, 127.0)
+
+
+def int8_numpy(op_name: str, inputs: list, dim, src_scale: float = INT8_SRC_SCALE,
+               dst_scale: float = INT8_DST_SCALE) -> np.ndarray:
+    """The int8 rows' NumPy baseline: :func:`int8_golden`'s formula in float32, as a NumPy user
+    writes it (the casts included)."""
+    y = BASELINES[op_name]([a.astype(np.float32) for a in inputs], dim)
+    y = y * np.float32(src_scale * (1 / dst_scale))
+    np.rint(y, out=y)
+    np.clip(y, -128, 127, out=y)
+    return y.astype(np.int8)
+
+
+def golden_of(op_name: str, inputs: list, dim, mode: str = "strict") -> np.ndarray:
+    """The float64 golden: the declared formula on the inputs widened to float64 (int8 rows:
+    :func:`int8_golden`)."""
+    if mode == "int8":
+        return int8_golden(op_name, inputs, dim)
     return BASELINES[op_name]([widen(a) for a in inputs], dim)
+
+
+def row_errors(got, golden, case: Case) -> tuple:
+    """:func:`errors` of a row's output (:func:`int_errors` for the int8 rows)."""
+    if case.mode == "int8":
+        return int_errors(got, golden)
+    return errors(got, golden, case.dtype, scaled_error(case.op))
+
+
+@contextlib.contextmanager
+def accumulation_env(mode: str) -> Iterator[None]:
+    """``ACLNN_EMU_ACCUMULATION=mode`` for the ``with`` block (a phase 1), the environment
+    restored after it (the variable removed when it was not set)."""
+    old = os.environ.get(ACCUMULATION_ENV)
+    os.environ[ACCUMULATION_ENV] = mode
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(ACCUMULATION_ENV, None)
+        else:
+            os.environ[ACCUMULATION_ENV] = old
 
 
 # ------------------------------------------------------------------------------ machine ----
@@ -330,10 +451,12 @@ class Record:
     threads: int
     cache: str
     repeat: int
-    floor_kind: str  # "copy" (forward) or "add" (backward, 2 in / 1 out)
+    # the floor's contender that was faster: "copy" (forward) or "add" (backward, 2 in / 1 out),
+    # or "hardsigmoid" (forward) or "hardsigmoid_backward" (backward): our own kernel
+    floor_kind: str
     nbytes: int  # bytes the kernel reads and writes (inputs + output)
     emulator_ms: float
-    floor_ms: float
+    floor_ms: float  # the faster of floor_memop_ms and floor_hardsigmoid_ms
     numpy_ms: Optional[float] = None
     torch_ms: Optional[float] = None
     # errors against the float64 golden (see errors()): absolute, in eps, relative in eps
@@ -350,6 +473,10 @@ class Record:
     bit_identical: Optional[bool] = None  # the emulator's output equals the first thread count's
     probe_ms: Optional[float] = None  # the compute probe, timed right after the row's pair
     cpu: Optional[float] = None  # probe_ms over the run's median probe_ms (mark_cpu)
+    mode: str = "strict"  # "strict", "relaxed" or "int8" (MODES)
+    accumulation: Optional[str] = None  # the executor's accumulation mode (softmax family)
+    floor_memop_ms: Optional[float] = None  # the copy (forward) or add (backward)
+    floor_hardsigmoid_ms: Optional[float] = None  # our hardsigmoid(_backward); None: no kernel
     ratios: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -373,6 +500,15 @@ class Record:
         d = asdict(self)
         d["gbps"] = self.gbps
         return d
+
+
+def pick_floor(memop_kind: str, memop_ms: float, hardsigmoid_kind: str,
+               hardsigmoid_ms: Optional[float]) -> tuple[str, float]:
+    """(floor_kind, floor_ms): the faster of the two floor contenders' medians (the memory
+    operation when our hard-sigmoid kernel does not take the dtype, or on a tie)."""
+    if hardsigmoid_ms is not None and hardsigmoid_ms < memop_ms:
+        return hardsigmoid_kind, hardsigmoid_ms
+    return memop_kind, memop_ms
 
 
 # ------------------------------------------------------------------------------ running ----
@@ -499,6 +635,8 @@ class Runner:
         get_threads, self._set_threads = _thread_control()
         self._saved_threads = get_threads()
         self._saved_torch = torch.get_num_threads() if torch is not None else None
+        # (operator, dtype, shape, dim) -> {"ms": {cache: NumPy's median}, "err": its errors}
+        self._numpy_memo: dict = {}
 
     def rows(self, case: Case) -> int:
         """How many rows (thread counts x cache states) ``case`` gives."""
@@ -516,13 +654,14 @@ class Runner:
 
     def run(self, case: Case, tick: Callable[[str], None] = lambda s: None) -> list:
         """The rows of one case (``tick`` is called after each with its description)."""
-        from . import runtime
+        from . import ops, runtime
         from .ops import REGISTRY
 
         op = REGISTRY[case.op]
-        dt = DTYPES[case.dtype]
+        dt = ROW_DTYPES[case.dtype]
         shape = tuple(case.shape)
         dim = case.dim
+        what = f"{case.op} ({case.title})"
         acl_dt = dtypes.from_numpy(dt)
         if acl_dt is None:
             raise BenchError(f"{case.dtype} has no aclDataType")
@@ -544,10 +683,26 @@ class Runner:
                 view[...] = a
             out = views[n_in]
             args = [tensors[p] if p in tensors else dim for p in op.params]
-            ws, executor, ret = getattr(aclnn, case.op + "GetWorkspaceSize")(*args)
+            # phase 1 with the row's accumulation mode in the environment (restored after it)
+            with accumulation_env("relaxed" if case.mode == "relaxed" else "strict"):
+                if case.mode == "int8":  # the functional layer's phase 1: a SoftmaxEx step
+                    ws, executor, ret = ops.get_workspace_size(
+                        op, tuple(args), extended=True,
+                        attrs={"src_scale": INT8_SRC_SCALE, "dst_scale": INT8_DST_SCALE})
+                else:
+                    ws, executor, ret = getattr(aclnn, case.op + "GetWorkspaceSize")(*args)
             if ret:
-                raise BenchError(f"{case.op}GetWorkspaceSize ({case.dtype} {case.label}) "
-                                 f"returned {ret}: {acl.get_recent_err_msg()}")
+                raise BenchError(f"{case.op}GetWorkspaceSize ({case.title}) returned {ret}: "
+                                 f"{acl.get_recent_err_msg()}")
+            accumulation = executor.accumulation
+            if case.mode == "relaxed" and accumulation != "relaxed":
+                raise BenchError(f"{what}: phase 1 recorded accumulation {accumulation!r}, not "
+                                 f"'relaxed' (an acl.init JSON file setting "
+                                 f"{ACCUMULATION_ENV}?)")
+            if case.mode != "relaxed" and accumulation not in (None, "strict"):
+                raise BenchError(f"{what}: phase 1 recorded accumulation {accumulation!r}, not "
+                                 f"'strict' (an acl.init JSON file setting "
+                                 f"{ACCUMULATION_ENV}?)")
             aclnn.aclSetAclOpExecutorRepeatable(executor)
             ws_ptr = bufs.array((ws,), np.dtype(np.uint8))[0] if ws else 0
             launch, stream = getattr(aclnn, case.op), self.stream
@@ -556,29 +711,38 @@ class Runner:
                 r = launch(ws_ptr, ws, executor, stream)
                 r = r or acl.rt.synchronize_stream(stream)
                 if r:
-                    raise BenchError(f"{case.op} ({case.dtype} {case.label}) returned {r}: "
-                                     f"{acl.get_recent_err_msg()}")
+                    raise BenchError(f"{what} returned {r}: {acl.get_recent_err_msg()}")
 
-            # the floor: the output's bytes copied (forward), or a 2-in/1-out add over them
-            # (backward; 4-byte words: the buffers are 64-byte multiples)
-            if n_in == 1:
-                floor_kind = "copy"
-                floor = runtime.floor_call("copy", (ptrs[1], ptrs[0]), out.nbytes)
-            else:
-                floor_kind = "add"
-                floor = runtime.floor_call("add", (ptrs[0], ptrs[1], ptrs[n_in]),
+            # the floor's contenders, timed in turn with the emulator: the output's bytes copied
+            # (forward) or a 2-in/1-out add over them (backward; 4-byte words: the buffers are
+            # 64-byte multiples), and our own hard-sigmoid kernel on the same buffers
+            backward = n_in == 2
+            if backward:
+                memop_kind = "add"
+                memop = runtime.floor_call("add", (ptrs[0], ptrs[1], ptrs[n_in]),
                                            -(-out.nbytes // 4) * 4)
+            else:
+                memop_kind = "copy"
+                memop = runtime.floor_call("copy", (ptrs[1], ptrs[0]), out.nbytes)
+            hs_kind = "hardsigmoid_backward" if backward else "hardsigmoid"
+            hs = runtime.floor_hardsigmoid_call(backward, int(acl_dt), tuple(ptrs[:n_in + 1]),
+                                                math.prod(shape))
 
             probe = runtime.probe_call(PROBE_CHUNKS)
             numpy_fn = self._numpy_fn(case, inputs) if self.use_numpy else None
             torch_fn, torch_out = self._torch_fn(case, inputs)
-            golden = golden_of(case.op, inputs, dim)
-            scaled = scaled_error(case.op)
-            base: dict[str, Any] = dict(op=case.op, dtype=case.dtype, shape=list(shape), dim=dim,
-                        repeat=self.repeat, floor_kind=floor_kind,
-                        nbytes=sum(v.nbytes for v in views), err_scaled=scaled)
-            numpy_ms: dict = {}  # cache -> ms (NumPy runs on one thread: timed once)
-            numpy_err: Optional[tuple] = None
+            golden = golden_of(case.op, inputs, dim, case.mode)
+            base: dict[str, Any] = dict(
+                op=case.op, dtype=case.dtype, shape=list(shape), dim=dim, repeat=self.repeat,
+                nbytes=sum(v.nbytes for v in views), err_scaled=(
+                    scaled_error(case.op) and case.mode != "int8"),
+                mode=case.mode, accumulation=accumulation)
+            # NumPy runs on one thread and its result does not depend on the mode: timed once
+            # per operator, dtype, layout and cache state, shared by the thread counts and by
+            # the strict and relaxed rows
+            shared = self._numpy_memo.setdefault((case.op, case.dtype, shape, dim),
+                                                 {"ms": {}, "err": None})
+            numpy_ms: dict = shared["ms"]  # cache -> ms
             torch_err: Optional[tuple] = None
             records, first_out = [], None
             for threads in self.threads:
@@ -593,38 +757,50 @@ class Runner:
                 else:
                     identical = bool(np.array_equal(got.view(np.uint8),
                                                     first_out.view(np.uint8)))
-                e_err = errors(got, golden, case.dtype, scaled)
+                e_err = row_errors(got, golden, case)
                 del got
                 for cache in self._caches(case):
-                    fns = {"emulator": emulate, "floor": floor, "probe": probe}
+                    fns = {"emulator": emulate, "floor": memop}
+                    if hs is not None:
+                        fns["floor_hardsigmoid"] = hs
+                    fns["probe"] = probe
                     if torch_fn is not None:
                         fns["torch"] = torch_fn
                     if numpy_fn is not None and cache not in numpy_ms:
                         fns["numpy"] = numpy_fn
                     ms, results, counts = _rounds(fns, self.repeat,
                                                   self.evict if cache == "cold" else None,
-                                                  paired=("emulator", "floor"),
+                                                  paired=("emulator", "floor",
+                                                          "floor_hardsigmoid"),
                                                   unevicted=("probe",))
+                    if hs is not None and results.get("floor_hardsigmoid"):
+                        raise BenchError(f"{what}: the hard-sigmoid floor returned "
+                                         f"{results['floor_hardsigmoid']}")
                     if "numpy" in ms:
                         numpy_ms[cache] = ms["numpy"]
-                        if numpy_err is None:
-                            numpy_err = errors(results["numpy"], golden, case.dtype, scaled)
+                        if shared["err"] is None:
+                            shared["err"] = row_errors(results["numpy"], golden, case)
                     if torch_fn is not None and torch_err is None:
-                        torch_err = errors(_torch_numpy(self.torch, torch_out), golden,
-                                           case.dtype, scaled)
+                        torch_err = row_errors(_torch_numpy(self.torch, torch_out), golden,
+                                               case)
                     del results
-                    np_e = numpy_err or NO_ERRORS
+                    np_e = shared["err"] if numpy_fn is not None and shared["err"] else \
+                        NO_ERRORS
                     t_e = torch_err or NO_ERRORS
+                    hs_ms = ms.get("floor_hardsigmoid")
+                    floor_kind, floor_ms = pick_floor(memop_kind, ms["floor"], hs_kind, hs_ms)
                     records.append(Record(
                         **base, threads=threads, cache=cache, emulator_ms=ms["emulator"],
-                        floor_ms=ms["floor"], numpy_ms=numpy_ms.get(cache),
+                        floor_kind=floor_kind, floor_ms=floor_ms,
+                        floor_memop_ms=ms["floor"], floor_hardsigmoid_ms=hs_ms,
+                        numpy_ms=numpy_ms.get(cache) if numpy_fn is not None else None,
                         torch_ms=ms.get("torch"),
                         emulator_err_abs=e_err[0], emulator_err_eps=e_err[1],
                         emulator_err_rel=e_err[2], numpy_err_abs=np_e[0],
                         numpy_err_eps=np_e[1], numpy_err_rel=np_e[2], torch_err_abs=t_e[0],
                         torch_err_eps=t_e[1], torch_err_rel=t_e[2],
                         bit_identical=identical, probe_ms=ms["probe"]))
-                    tick(f"{short_name(case.op)} {case.dtype} {case.label} "
+                    tick(f"{short_name(case.op)} {case.dtype} {case.mode} {case.label} "
                          f"{threads}t {cache}")
             return records
         finally:
@@ -635,7 +811,9 @@ class Runner:
             bufs.close()
 
     def _numpy_fn(self, case: Case, inputs: list) -> Callable:
-        formula, dim, dt = BASELINES[case.op], case.dim, DTYPES[case.dtype]
+        formula, dim, dt = BASELINES[case.op], case.dim, ROW_DTYPES[case.dtype]
+        if case.mode == "int8":
+            return lambda: int8_numpy(case.op, inputs, dim)
         if dt.itemsize >= 4:
             return lambda: formula(inputs, dim)
         # float16 / bfloat16 as a NumPy user computes them: in float32, cast back (timed)
@@ -644,7 +822,7 @@ class Runner:
     def _torch_fn(self, case: Case, inputs: list):
         torch = self.torch
         call = TORCH_CALLS.get(case.op)
-        if torch is None or call is None:
+        if torch is None or call is None or case.mode == "int8":
             return None, None
         t_in = [_torch_view(torch, a) for a in inputs]
         t_out = torch.empty(tuple(case.shape), dtype=t_in[0].dtype)
@@ -695,6 +873,8 @@ def _eps(r: Record) -> str:
     v = r.emulator_err_eps
     if v is None:
         return "-"
+    if r.mode == "int8":  # integer steps
+        return f"{v:.0f}"
     return f"{v:.2g}" if v < 0.1 else f"{v:.2f}" if v < 100 else f"{v:.3g}"
 
 
@@ -714,7 +894,8 @@ def header_lines(machine: dict) -> list:
     ]
 
 
-COLUMNS = (("operator", 20, "<"), ("dtype", 9, "<"), ("shape/dim", 15, "<"), ("thr", 4, ">"),
+COLUMNS = (("operator", 20, "<"), ("dtype", 9, "<"), ("mode", 8, "<"), ("shape/dim", 15, "<"),
+           ("thr", 4, ">"),
            ("cache", 6, ">"), ("emu ms", 9, ">"), ("floor ms", 9, ">"), ("x floor", 8, ">"),
            ("numpy ms", 9, ">"), ("x numpy", 8, ">"), ("torch ms", 9, ">"), ("x torch", 8, ">"),
            ("GB/s", 7, ">"), ("err eps", 8, ">"), ("cpu", 6, ">"))
@@ -730,17 +911,22 @@ def format_table(records: list, machine: Optional[dict] = None) -> str:
     lines += [head, "-" * len(head)]
     for r in records:
         lines.append(line([
-            short_name(r.op), r.dtype, r.label, str(r.threads), r.cache,
+            short_name(r.op), r.dtype, r.mode, r.label, str(r.threads), r.cache,
             _ms(r.emulator_ms), _ms(r.floor_ms), _x(r.ratios["floor"]), _ms(r.numpy_ms),
             _x(r.ratios["numpy"]), _ms(r.torch_ms), _x(r.ratios["torch"]), f"{r.gbps:.1f}",
             _eps(r), _cpu(r)]))
     lines += textwrap.wrap(
+        "mode: strict, relaxed (ACLNN_EMU_ACCUMULATION=relaxed at phase 1) or int8 (int8 in and "
+        f"out, src_scale {INT8_SRC_SCALE:g}, dst_scale {INT8_DST_SCALE:g}); "
         "ms: medians of single calls (emulator: phase 2 + synchronize); x floor / x numpy / "
-        "x torch: emulator time over theirs (< 1: the emulator is faster); floor: the output's "
-        "bytes copied (forward) or a 2-in/1-out add (backward) on the kernel pool; GB/s: the "
+        "x torch: emulator time over theirs (< 1: the emulator is faster); floor: the faster of "
+        "the output's bytes copied (forward) or a 2-in/1-out add (backward) and our own "
+        "hardsigmoid (forward) or hardsigmoid_backward (backward) of the same shape and dtype, "
+        "on the kernel pool; GB/s: the "
         "emulator's bytes read + written per second; err eps: the emulator's max error against "
         "a float64 golden, |out - golden| / (eps * (|golden| + s)), s = 1 (forward) or "
-        "max|golden| (backward); at most 0.5 when correctly rounded; cpu: a fixed compute "
+        "max|golden| (backward); at most 0.5 when correctly rounded; int8 rows: integer steps "
+        "from the golden rounded half to even and saturated; cpu: a fixed compute "
         "workload's time during the row over its median in the run at that thread count, "
         f"'!' from {CPU_SLOW}: the machine computed slower while the row ran, so its times say "
         "little about the kernels (docs/performance.md)",
@@ -748,12 +934,17 @@ def format_table(records: list, machine: Optional[dict] = None) -> str:
     return "\n".join(lines)
 
 
-def to_json(records: list, machine: dict) -> dict:
-    return {"machine": machine, "records": [r.as_dict() for r in records]}
+def to_json(records: list, machine: dict, failed: Sequence = ()) -> dict:
+    """``{"machine", "records", "failed"}``; ``failed``: (case, message) of the cases that could
+    not run, as ``{"op", "dtype", "mode", "shape", "dim", "error"}``."""
+    return {"machine": machine, "records": [r.as_dict() for r in records],
+            "failed": [{"op": c.op, "dtype": c.dtype, "mode": c.mode, "shape": list(c.shape),
+                        "dim": c.dim, "error": msg} for c, msg in failed]}
 
 
 def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
-    """One panel per dtype; per operator and layout, a bar per thread count and cache state: the
+    """One panel per dtype (int8 rows: their own); per operator, layout and mode (the relaxed
+    ones labelled so), a bar per thread count and cache state: the
     emulator's time over the floor's (log scale), reference lines at 1.3 and 1.6, PyTorch's time
     over the floor as markers (a triangle at the top edge when off the scale); a row whose
     ``cpu`` reached CPU_SLOW (the machine computed slower meanwhile) is a hatched bar."""
@@ -765,7 +956,7 @@ def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
     from matplotlib.patches import Patch
     from matplotlib.ticker import FixedLocator, NullLocator
 
-    dtype_order = [d for d in DTYPES if any(r.dtype == d for r in records)]
+    dtype_order = [d for d in ROW_DTYPES if any(r.dtype == d for r in records)]
     series = sorted({(r.threads, r.cache) for r in records},
                     key=lambda s: (s[0], CACHES.index(s[1])))
     cmap = plt.get_cmap("tab10")
@@ -774,11 +965,11 @@ def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
         base = np.array(matplotlib.colors.to_rgb(cmap(i)))
         colors[(t, "cold")] = tuple(base * 0.8)
         colors[(t, "hot")] = tuple(base + (1 - base) * 0.55)
-    groups: list = []  # (op, layout) in the order of the records
+    groups: list = []  # (op, layout, mode) in the order of the records
     for r in records:
-        if (r.op, r.label) not in groups:
-            groups.append((r.op, r.label))
-    by_key = {(r.dtype, r.op, r.label, r.threads, r.cache): r for r in records}
+        if (r.op, r.label, r.mode) not in groups:
+            groups.append((r.op, r.label, r.mode))
+    by_key = {(r.dtype, r.op, r.label, r.mode, r.threads, r.cache): r for r in records}
     bars = [r.ratios["floor"] for r in records if r.ratios["floor"]]
     lo = min([0.8, *[v / 1.2 for v in bars],
               *[r.ratios["torch_floor"] / 1.2 for r in records if r.ratios["torch_floor"]]])
@@ -791,9 +982,9 @@ def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
                              figsize=(width_in, 3.3 * len(dtype_order) + 1.2))
     bar_w = 0.84 / max(1, len(series))
     for ax, dt in zip(axes[:, 0], dtype_order):
-        for gi, (op, label) in enumerate(groups):
+        for gi, (op, label, mode) in enumerate(groups):
             for si, s in enumerate(series):
-                r = by_key.get((dt, op, label, *s))
+                r = by_key.get((dt, op, label, mode, *s))
                 if r is None or not r.ratios["floor"]:
                     continue
                 x = gi - 0.42 + bar_w * (si + 0.5)
@@ -823,7 +1014,8 @@ def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
         ax.yaxis.set_minor_locator(NullLocator())
         ax.set_yticklabels([f"{t:g}" for t in ticks], fontsize=8)
         ax.set_xticks(range(len(groups)))
-        ax.set_xticklabels([label for _, label in groups], fontsize=7, rotation=30, ha="right")
+        ax.set_xticklabels([label if mode == "strict" else f"{label} {mode}"
+                            for _, label, mode in groups], fontsize=7, rotation=30, ha="right")
         ax.set_xlim(-0.6, len(groups) - 0.4)
         start = 0
         for gi in range(1, len(groups) + 1):  # a block per operator, named above it

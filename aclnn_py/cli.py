@@ -594,7 +594,13 @@ def _require_matplotlib() -> None:
               help="Operator to time (repeatable; default: every operator with a benchmark).")
 @click.option("--dtype", "dtype_names", multiple=True,
               type=click.Choice(["float32", "float16", "bfloat16", "float64"]),
-              help="Dtype (repeatable; default: float32, float16 and bfloat16).")
+              help="Dtype (repeatable; default: float32, float16 and bfloat16) of the strict "
+                   "and relaxed rows.")
+@click.option("--mode", "mode_names", multiple=True,
+              type=click.Choice(["strict", "relaxed", "int8"]),
+              help="Rows (repeatable; default: all three): strict; relaxed (float16/bfloat16 of "
+                   "the softmax family, ACLNN_EMU_ACCUMULATION=relaxed); int8 (softmax and "
+                   "log_softmax, int8 in and out, src_scale 64, dst_scale 0.5).")
 @click.option("--shape", default=None, metavar="DIMS",
               help="One shape for every case instead of the declared layouts, e.g. 4096,4096.")
 @click.option("--dim", type=int, default=None,
@@ -612,17 +618,20 @@ def _require_matplotlib() -> None:
               help='Plot the ratios to the floor (needs matplotlib: pip install "aclnn-py[plot]").')
 @click.option("--no-torch", is_flag=True, help="Do not time PyTorch even when it is installed.")
 @click.option("--no-numpy", is_flag=True, help="Do not time the NumPy baseline.")
-def bench(op_names, dtype_names, shape, dim, threads_text, cache, repeat, json_path, plot_path,
-          no_torch, no_numpy) -> None:
+def bench(op_names, dtype_names, mode_names, shape, dim, threads_text, cache, repeat, json_path,
+          plot_path, no_torch, no_numpy) -> None:
     """Time operators through the aclnn API against a memory floor, NumPy and PyTorch, measured
     in the same run, with each output's max error against a float64 golden.
 
-    Every operator x dtype x layout x thread count, cold and hot (docs/performance.md).
+    Every operator x dtype x layout x mode x thread count, cold and hot (docs/performance.md).
+    A case that fails (phase 1 refuses it, a launch faults) is reported after the table, the
+    other rows kept, and the exit code is 1.
 
     \b
     Examples:
       aclnn-py bench
       aclnn-py bench --op softmax --dtype float16 --threads 2 --cache cold
+      aclnn-py bench --op softmax --mode relaxed --mode int8 --threads 2
       aclnn-py bench --op softmax --shape 32,1024 --dim -1 --cache hot --repeat 50
       aclnn-py bench --json results.json --plot results.png
     """
@@ -633,6 +642,7 @@ def bench(op_names, dtype_names, shape, dim, threads_text, cache, repeat, json_p
 
     ops = list(dict.fromkeys(_bench_op(n) for n in op_names)) or list(bench_mod.BASELINES)
     dts = list(dict.fromkeys(dtype_names)) or list(bench_mod.DEFAULT_DTYPES)
+    modes = tuple(dict.fromkeys(mode_names)) or bench_mod.MODES
     dims = None
     if shape is not None:
         dims = _positive_ints(shape, "--shape", 1)
@@ -673,12 +683,19 @@ def bench(op_names, dtype_names, shape, dim, threads_text, cache, repeat, json_p
         config.soc_profile()
     except config.ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    cases, skipped = bench_mod.plan_cases(ops, dts, None if dims is None else tuple(dims), dim)
+    cases, skipped = bench_mod.plan_cases(ops, dts, None if dims is None else tuple(dims), dim,
+                                          modes)
+    planned = bool(cases)
     cases = [c for c in cases if not (c.hot_only and caches == ["cold"])]
     if not cases:
         if skipped:
             why = "; ".join(f"{bench_mod.short_name(o)} {d}: {r}" for o, d, r in skipped)
             raise click.BadParameter(f"nothing to run: {why}", param_hint="'--dtype'")
+        if not planned:
+            raise click.BadParameter(
+                f"nothing to run in mode {', '.join(modes)}: the relaxed rows are float16 and "
+                "bfloat16 of softmax, log_softmax, softmax_backward and log_softmax_backward; the "
+                "int8 rows softmax and log_softmax", param_hint="'--mode'")
         raise click.BadParameter("cold: nothing to run (the declared small cases are hot only)",
                                  param_hint="'--cache'")
 
@@ -688,15 +705,24 @@ def bench(op_names, dtype_names, shape, dim, threads_text, cache, repeat, json_p
         runner = bench_mod.Runner(threads, caches, repeat, use_numpy=not no_numpy, torch=torch)
     except bench_mod.BenchError as exc:
         raise click.ClickException(str(exc)) from None
-    records = []
+    records: list = []
+    failed: list = []  # (case, message): a case that could not run; the others go on
     try:
         total = sum(runner.rows(c) for c in cases)
         with click.progressbar(length=total, label="benchmarking", file=sys.stderr,
                                item_show_func=lambda s: s) as bar:
             for case in cases:
-                records += runner.run(case, lambda s: bar.update(1, s))
-    except bench_mod.BenchError as exc:
-        raise click.ClickException(str(exc)) from None
+                done = [0]
+
+                def tick(s, done=done):
+                    done[0] += 1
+                    bar.update(1, s)
+
+                try:
+                    records += runner.run(case, tick)
+                except bench_mod.BenchError as exc:
+                    failed.append((case, str(exc)))
+                    bar.update(runner.rows(case) - done[0])
     except MemoryError:
         raise click.ClickException("out of memory: try a smaller --shape") from None
     finally:
@@ -707,19 +733,23 @@ def bench(op_names, dtype_names, shape, dim, threads_text, cache, repeat, json_p
     click.echo(bench_mod.format_table(records, machine), file=out)
     for o, d, r in skipped:
         click.echo(f"skipped {bench_mod.short_name(o)} {d}: {r}", file=out)
+    for c, msg in failed:
+        click.echo(f"failed {c.title}: {msg}", file=out)
     if torch is None and not no_torch:
         click.echo('PyTorch is not installed: pip install "aclnn-py[torch]" (the CPU wheel: '
                    "pip install torch --index-url https://download.pytorch.org/whl/cpu)",
                    file=out)
     if json_path is not None:
-        text = json.dumps(bench_mod.to_json(records, machine), indent=1)
+        text = json.dumps(bench_mod.to_json(records, machine, failed), indent=1)
         if json_path == "-":
             click.echo(text)
         else:
             Path(json_path).write_text(text + "\n", encoding="utf-8")
-    if plot_path is not None:
+    if plot_path is not None and records:
         bench_mod.plot(records, plot_path, machine)
         click.echo(f"plot: {plot_path}", file=out)
+    if failed:
+        raise click.ClickException(f"{len(failed)} of {len(cases)} cases failed (see above)")
 
 
 def _register_toolkit() -> None:

@@ -38,7 +38,8 @@ EPS_BOUND = {"float32": 1e-4 / 2.0 ** -23, "float16": 1e-3 / 2.0 ** -10,
 RECORD_FIELDS = {
     "op", "dtype", "shape", "dim", "threads", "cache", "repeat", "floor_kind", "nbytes",
     "emulator_ms", "floor_ms", "numpy_ms", "torch_ms", "err_scaled", "bit_identical", "ratios",
-    "gbps", "probe_ms", "cpu"} | {f"{who}_err_{kind}" for who in ("emulator", "numpy", "torch")
+    "gbps", "probe_ms", "cpu", "mode", "accumulation", "floor_memop_ms",
+    "floor_hardsigmoid_ms"} | {f"{who}_err_{kind}" for who in ("emulator", "numpy", "torch")
                for kind in ("abs", "eps", "rel")}
 MACHINE_FIELDS = {"isa", "cpu", "cores", "threads", "llc_bytes", "evict_bytes", "soc",
                   "aclnn_py", "python", "platform", "numpy", "torch", "date", "repeat"}
@@ -80,22 +81,23 @@ def golden_and_emulator(op_name: str, shape, dim, dtype: str):
 
 
 def test_one_op_prints_a_table():
-    result = invoke("--op", "softmax", *SMALL, "--threads", "1", "--no-torch")
+    result = invoke("--op", "softmax", *SMALL, "--threads", "1", "--no-torch", "--mode", "strict")
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "kernel ISA level:" in out and "thread counts: 1" in out
-    assert "emu ms" in out and "x floor" in out and "err eps" in out
+    assert "emu ms" in out and "x floor" in out and "err eps" in out and " mode " in out
     rows = [line for line in out.splitlines() if line.startswith("Softmax ")]
     # float32, float16, bfloat16 x cold, hot
     assert len(rows) == 6, out
-    assert {r.split()[4] for r in rows} == {"cold", "hot"}
+    assert {r.split()[2] for r in rows} == {"strict"}
+    assert {r.split()[5] for r in rows} == {"cold", "hot"}
 
 
 @pytest.mark.parametrize("op_name", OPS, ids=bench.short_name)
 def test_json_fields_and_correctness(op_name):
     """Every field; the emulator's and NumPy's max errors against this file's golden."""
     data = run_json("--op", op_name, *SMALL, "--threads", "1,2", "--cache", "hot",
-                    "--no-torch")
+                    "--no-torch", "--mode", "strict")
     assert MACHINE_FIELDS <= set(data["machine"])
     assert data["machine"]["threads"] == [1, 2]
     records = data["records"]
@@ -103,7 +105,14 @@ def test_json_fields_and_correctness(op_name):
     for r in records:
         assert set(r) == RECORD_FIELDS, set(r) ^ RECORD_FIELDS
         assert r["op"] == op_name and r["shape"] == [8, 16] and r["cache"] == "hot"
-        assert r["floor_kind"] == ("copy" if len(REGISTRY[op_name].inputs) == 1 else "add")
+        forward = len(REGISTRY[op_name].inputs) == 1
+        kinds = ("copy", "hardsigmoid") if forward else ("add", "hardsigmoid_backward")
+        assert r["floor_kind"] in kinds
+        assert r["floor_memop_ms"] > 0 and r["floor_hardsigmoid_ms"] > 0
+        assert r["floor_ms"] == min(r["floor_memop_ms"], r["floor_hardsigmoid_ms"])
+        assert r["floor_kind"] == kinds[r["floor_ms"] < r["floor_memop_ms"]]
+        assert r["mode"] == "strict"
+        assert r["accumulation"] == ("strict" if bench.has_relaxed(op_name) else None)
         assert r["emulator_ms"] > 0 and r["floor_ms"] > 0 and r["numpy_ms"] > 0
         assert r["torch_ms"] is None
         assert r["ratios"]["floor"] == pytest.approx(r["emulator_ms"] / r["floor_ms"])
@@ -152,21 +161,21 @@ def test_cold_rows_no_baselines_and_threads_restored():
 
 def test_json_to_stdout_keeps_the_table_on_stderr(tmp_path):
     result = invoke("--op", "log_softmax", "--dtype", "float32", *SMALL, "--threads", "1",
-                    "--cache", "hot", "--no-torch", "--json", "-")
+                    "--cache", "hot", "--no-torch", "--mode", "strict", "--json", "-")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert len(data["records"]) == 1
     assert "emu ms" in result.stderr
     path = tmp_path / "out.json"
     result = invoke("--op", "log_softmax", "--dtype", "float32", *SMALL, "--threads", "1",
-                    "--cache", "hot", "--no-torch", "--json", str(path))
+                    "--cache", "hot", "--no-torch", "--mode", "strict", "--json", str(path))
     assert result.exit_code == 0, result.output
     assert json.loads(path.read_text())["records"][0]["op"] == "aclnnLogSoftmax"
 
 
 def test_a_dtype_phase_1_refuses_is_skipped():
     result = invoke("--op", "softmax", "--op", "hardsigmoid", "--dtype", "float64", *SMALL,
-                    "--threads", "1", "--cache", "hot", "--no-torch")
+                    "--threads", "1", "--cache", "hot", "--no-torch", "--mode", "strict")
     assert result.exit_code == 0, result.output
     assert "skipped Hardsigmoid float64: phase 1 refuses float64" in result.stdout
     assert any(line.startswith("Softmax ") for line in result.stdout.splitlines())
@@ -193,6 +202,10 @@ def test_a_dtype_phase_1_refuses_is_skipped():
     (("--json", "/no/such/dir/out.json"), "--json"),
     (("--plot", "out.txt"), "--plot"),
     (("--op", "hardsigmoid", "--dtype", "float64"), "--dtype"),
+    (("--mode", "fp8"), "--mode"),
+    (("--mode", "relaxed", "--dtype", "float32"), "--mode"),
+    (("--op", "hardsigmoid", "--mode", "int8"), "--mode"),
+    (("--op", "softmax_backward", "--mode", "int8"), "--mode"),
 ], ids=lambda v: " ".join(v) if isinstance(v, tuple) else v)
 def test_bad_input_is_a_usage_error(args, option):
     result = invoke(*args)
@@ -216,9 +229,11 @@ def test_plot_without_matplotlib_says_how_to_install(monkeypatch, tmp_path):
 def test_plot_writes_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     path = tmp_path / "bench.png"
+    modes = ["--mode", "strict", "--mode", "relaxed"] + (["--mode", "int8"] if _int8_kernel()
+                                                         else [])
     result = invoke("--op", "softmax", "--op", "hardsigmoid", "--dtype", "float32",
-                    "--dtype", "float16", *SMALL, "--threads", "1,2", "--no-torch", "--no-numpy",
-                    "--plot", str(path))
+                    "--dtype", "float16", *modes, *SMALL, "--threads", "1,2", "--no-torch",
+                    "--no-numpy", "--plot", str(path))
     assert result.exit_code == 0, result.output
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
@@ -259,7 +274,7 @@ def test_without_torch_the_column_is_empty_and_the_hint_printed(monkeypatch):
     assert 'pip install "aclnn-py[torch]"' in result.stdout
     assert "download.pytorch.org/whl/cpu" in result.stdout
     row = next(line for line in result.stdout.splitlines() if line.startswith("Hardsigmoid "))
-    assert row.split()[10:12] == ["-", "-"]  # torch ms, x torch
+    assert row.split()[11:13] == ["-", "-"]  # torch ms, x torch
 
 
 def test_rounds_pairs_the_emulator_and_the_floor_call_by_call():
@@ -416,3 +431,268 @@ def test_ab_kernels_bad_input_is_a_usage_error(args, capsys):
         ab.main(["old.so", "new.so", *args])
     assert exc.value.code == 2
     assert ("--shape" if "--shape" in args else args[0].lstrip("-")) in capsys.readouterr().err
+
+
+# ------------------------------------------------------- the floor, modes, int8 rows ----
+
+
+def _int8_kernel() -> bool:
+    """Whether the SoftmaxEx kernel exists (a stub faults at synchronize)."""
+    try:
+        functional.softmax(np.zeros((2, 2), np.int8), 1)
+    except Exception:
+        return False
+    return True
+
+
+needs_int8_kernel = pytest.mark.skipif(not _int8_kernel(),
+                                       reason="the SoftmaxEx kernel is a stub in this build")
+
+
+def test_pick_floor_takes_the_faster_median():
+    assert bench.pick_floor("copy", 3.0, "hardsigmoid", 2.0) == ("hardsigmoid", 2.0)
+    assert bench.pick_floor("add", 1.5, "hardsigmoid_backward", 2.0) == ("add", 1.5)
+    assert bench.pick_floor("copy", 2.0, "hardsigmoid", 2.0) == ("copy", 2.0)  # a tie
+    assert bench.pick_floor("copy", 2.0, "hardsigmoid", None) == ("copy", 2.0)  # no kernel
+
+
+@pytest.mark.parametrize("op_name,memop,hs,kind,floor", [
+    ("aclnnSoftmax", 3.0, 2.0, "hardsigmoid", 2.0),
+    ("aclnnSoftmax", 1.5, 2.0, "copy", 1.5),
+    ("aclnnSoftmaxBackward", 3.0, 2.5, "hardsigmoid_backward", 2.5),
+    ("aclnnHardsigmoidBackward", 1.0, 2.5, "add", 1.0),
+])
+def test_the_floor_is_the_faster_of_its_two_contenders(monkeypatch, op_name, memop, hs, kind,
+                                                       floor):
+    """Both floors are timed in turn with the emulator (one paired group); the row's floor is
+    the faster median, both medians kept (fake medians: the contenders' real calls, made once,
+    give the results)."""
+    seen = []
+
+    def fake_rounds(fns, repeat, evict, paired=(), unevicted=(), **_):
+        seen.append((list(fns), tuple(paired)))
+        results = {name: fn() for name, fn in fns.items()}
+        ms = {"emulator": 4.0, "floor": memop, "floor_hardsigmoid": hs, "probe": 0.2,
+              "numpy": 8.0, "torch": 5.0}
+        return ({n: ms[n] for n in fns}, results, {n: 1 for n in fns})
+
+    monkeypatch.setattr(bench, "_rounds", fake_rounds)
+    runner = bench.Runner([1], ["hot"], 1, torch=None)
+    try:
+        (r,) = runner.run(bench.Case(op_name, "float16", (8, 16), -1 if bench.has_relaxed(
+            op_name) else None))
+    finally:
+        runner.close()
+    names, paired = seen[0]
+    assert {"emulator", "floor", "floor_hardsigmoid"} <= set(names)
+    assert {"emulator", "floor", "floor_hardsigmoid"} <= set(paired) and "probe" not in paired
+    assert (r.floor_kind, r.floor_ms) == (kind, floor)
+    assert (r.floor_memop_ms, r.floor_hardsigmoid_ms) == (memop, hs)
+    assert r.ratios["floor"] == pytest.approx(4.0 / floor)
+    assert r.as_dict()["floor_kind"] == kind
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_the_hardsigmoid_floor_computes_our_hardsigmoid(dtype):
+    """runtime.floor_hardsigmoid_call runs our own kernel on the given buffers: the functional
+    layer's hardsigmoid / hardsigmoid_backward bits (alpha 1/6, beta 0.5)."""
+    from aclnn_py import dtypes, runtime
+
+    dt = bench.DTYPES[dtype]
+    g, x = bench.make_inputs("aclnnHardsigmoidBackward", (5, 77), dtype)
+    acl_dt = int(dtypes.from_numpy(dt))
+    y = np.zeros_like(x)
+    addr = lambda a: a.__array_interface__["data"][0]  # noqa: E731
+    fwd = runtime.floor_hardsigmoid_call(False, acl_dt, (addr(x), addr(y)), x.size)
+    assert fwd() == 0
+    assert np.array_equal(y.view(np.uint8), functional.hardsigmoid(x).view(np.uint8))
+    out = np.zeros_like(x)
+    bwd = runtime.floor_hardsigmoid_call(True, acl_dt, (addr(g), addr(x), addr(out)), x.size)
+    assert bwd() == 0
+    assert np.array_equal(out.view(np.uint8),
+                          functional.hardsigmoid_backward(g, x).view(np.uint8))
+
+
+def test_no_hardsigmoid_floor_for_int8():
+    from aclnn_py import dtypes, runtime
+
+    i8 = int(dtypes.aclDataType.ACL_INT8)
+    assert runtime.floor_hardsigmoid_call(False, i8, (0, 0), 16) is None
+    assert runtime.floor_hardsigmoid_call(True, i8, (0, 0, 0), 16) is None
+
+
+def test_modes_plan_relaxed_and_int8_cases_at_the_default_layouts():
+    """relaxed: float16 / bfloat16 of the four softmax-family operators, after each strict
+    case; int8: softmax and log_softmax (whatever the dtypes), after the float cases."""
+    ops = ["aclnnSoftmax", "aclnnSoftmaxBackward", "aclnnHardsigmoid"]
+    cases, skipped = bench.plan_cases(ops, list(bench.DEFAULT_DTYPES), modes=bench.MODES)
+    assert not skipped
+    layouts = [(c.shape, c.dim, c.hot_only) for c in REGISTRY["aclnnSoftmax"].bench.cases]
+    for op in ops:
+        mine = [c for c in cases if c.op == op]
+        want = [(dt, "strict") for dt in ("float32",) for _ in layouts]
+        relaxed = op != "aclnnHardsigmoid"
+        for dt in ("float16", "bfloat16"):
+            for _ in layouts:
+                want += [(dt, "strict")] + ([(dt, "relaxed")] if relaxed else [])
+        if op == "aclnnSoftmax":
+            want += [("int8", "int8")] * len(layouts)
+        assert [(c.dtype, c.mode) for c in mine] == want, op
+        for mode in ("relaxed", "int8"):
+            assert sorted({(c.shape, c.dim, c.hot_only) for c in mine if c.mode == mode}) == (
+                sorted(set(layouts)) if mode == "relaxed" and relaxed or mode == "int8" and op
+                == "aclnnSoftmax" else [])
+    only, _ = bench.plan_cases(["aclnnLogSoftmax"], ["float32"], modes=("int8",))
+    assert {(c.dtype, c.mode) for c in only} == {("int8", "int8")}
+    assert bench.plan_cases(["aclnnLogSoftmax"], ["float32"], modes=("relaxed",)) == ([], [])
+
+
+def test_mode_column_and_field():
+    """The mode column (third) and field; relaxed rows only for float16 / bfloat16 of the
+    softmax family; the executor's accumulation mode recorded."""
+    result = invoke("--op", "softmax", "--op", "hardsigmoid", "--dtype", "float32", "--dtype",
+                    "float16", "--mode", "strict", "--mode", "relaxed", *SMALL, "--threads", "1",
+                    "--cache", "hot", "--no-torch", "--json", "-")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    got = [(r["op"], r["dtype"], r["mode"], r["accumulation"]) for r in data["records"]]
+    assert got == [("aclnnSoftmax", "float32", "strict", "strict"),
+                   ("aclnnSoftmax", "float16", "strict", "strict"),
+                   ("aclnnSoftmax", "float16", "relaxed", "relaxed"),
+                   ("aclnnHardsigmoid", "float32", "strict", None),
+                   ("aclnnHardsigmoid", "float16", "strict", None)]
+    assert data["failed"] == []
+    rows = [line.split() for line in result.stderr.splitlines()
+            if line.startswith(("Softmax ", "Hardsigmoid "))]
+    assert [(r[0], r[1], r[2]) for r in rows] == [(a[len("aclnn"):], b, c) for a, b, c, _ in got]
+    head = next(line for line in result.stderr.splitlines() if line.startswith("operator"))
+    assert head.split()[:4] == ["operator", "dtype", "mode", "shape/dim"]
+
+
+@pytest.mark.parametrize("env", [None, "any", "strict", "relaxed"])
+def test_relaxed_rows_set_the_mode_around_phase_1_only(monkeypatch, env):
+    """A relaxed row's phase 1 sees ACLNN_EMU_ACCUMULATION=relaxed and its executor records
+    relaxed; a strict row's sees strict (whatever the user set); the launches see the user's
+    environment again, and so does the caller afterwards."""
+    import aclnn_py.aclnn as api
+
+    key = "ACLNN_EMU_ACCUMULATION"
+    if env is None:
+        monkeypatch.delenv(key, raising=False)
+    else:
+        monkeypatch.setenv(key, env)
+    seen: list = []
+    for name in ("aclnnSoftmaxBackward", "aclnnSoftmaxBackwardGetWorkspaceSize"):
+        real = getattr(api, name)
+        monkeypatch.setattr(api, name, lambda *a, real=real, name=name: (
+            seen.append((name, bench.os.environ.get(key))), real(*a))[1])
+    runner = bench.Runner([1], ["hot"], 1, use_numpy=False)
+    try:
+        for mode in ("relaxed", "strict"):
+            (r,) = runner.run(bench.Case("aclnnSoftmaxBackward", "bfloat16", (4, 32), -1,
+                                         mode=mode))
+            assert (r.mode, r.accumulation) == (mode, mode)
+            assert bench.os.environ.get(key) == env
+    finally:
+        runner.close()
+    phase1 = [v for n, v in seen if n.endswith("GetWorkspaceSize")]
+    launches = {v for n, v in seen if not n.endswith("GetWorkspaceSize")}
+    assert phase1 == ["relaxed", "strict"]
+    assert launches == {env}
+
+
+def test_int8_golden_rounds_half_to_even_and_saturates():
+    """float64 softmax * 64 / 0.5, rounded half to even, saturated to int8 (hand-computed)."""
+    i8 = np.int8
+    sm, lsm = "aclnnSoftmax", "aclnnLogSoftmax"
+    # 256 equal values: 1/256 * 128 = 0.5 -> 0 (half to even; half away from zero gives 1)
+    assert np.array_equal(bench.int8_golden(sm, [np.zeros((1, 256), i8)], -1), np.zeros((1, 256)))
+    # 128 equal values: exactly 1
+    assert np.array_equal(bench.int8_golden(sm, [np.zeros((1, 128), i8)], -1), np.ones((1, 128)))
+    # [1, 0]: e/(1+e) * 128 = 93.58 -> 94, 1/(1+e) * 128 = 34.42 -> 34; [0, -100]: 128 -> 127
+    x = np.array([[1, 0], [0, -100]], i8)
+    assert bench.int8_golden(sm, [x], -1).tolist() == [[94, 34], [127, 0]]
+    # log_softmax [0, 0]: -ln 2 * 128 = -88.72 -> -89; [0, -100]: -0 and -12800 -> -128
+    x = np.array([[0, 0], [0, -100]], i8)
+    assert bench.int8_golden(lsm, [x], -1).tolist() == [[-89, -89], [0, -128]]
+    # along dim 0, and the float32 NumPy baseline gives the same integers
+    x = np.array([[1, 0, 0], [0, -100, 0]], i8)
+    assert bench.int8_golden(sm, [x], 0).tolist() == [[94, 127, 64], [34, 0, 64]]
+    for op in (sm, lsm):
+        for a, d in ((np.zeros((1, 256), i8), -1), (x, 0), (x, 1)):
+            got = bench.int8_numpy(op, [a], d)
+            assert got.dtype == np.int8
+            assert np.array_equal(got, bench.int8_golden(op, [a], d))
+    # errors in integer steps
+    gold = np.array([[94.0, 34.0], [127.0, 0.0]])
+    got = np.array([[95, 34], [127, -2]], np.int8)
+    assert bench.int_errors(got, gold) == (2.0, 2.0, 2.0)
+    assert bench.int_errors(gold.astype(np.int8), gold) == (0.0, 0.0, 0.0)
+
+
+def test_int8_inputs_are_small_integers():
+    (x,) = bench.make_inputs("aclnnSoftmax", (64, 64), "int8", dim=-1)
+    assert x.dtype == np.int8 and x.min() == -4 and x.max() == 4
+
+
+@needs_int8_kernel
+@pytest.mark.parametrize("op_name", ["aclnnSoftmax", "aclnnLogSoftmax"], ids=bench.short_name)
+def test_int8_rows(op_name):
+    """int8 in and out, the copy floor only, no PyTorch; the errors in integer steps against
+    this file's golden: the functional layer's result with the same attributes (oneDNN's
+    formula: within one step of the rounded float64 value)."""
+    data = run_json("--op", op_name, "--mode", "int8", *SMALL, "--threads", "1", "--cache",
+                    "hot")
+    (r,) = data["records"]
+    assert (r["dtype"], r["mode"], r["floor_kind"]) == ("int8", "int8", "copy")
+    assert r["floor_hardsigmoid_ms"] is None and r["floor_ms"] == r["floor_memop_ms"] > 0
+    assert r["torch_ms"] is None and r["torch_err_eps"] is None and r["numpy_ms"] > 0
+    assert r["nbytes"] == 2 * 8 * 16 and not r["err_scaled"]
+    (x,) = bench.make_inputs(op_name, (8, 16), "int8", dim=-1)
+    fn = functional.softmax if op_name == "aclnnSoftmax" else functional.log_softmax
+    got = fn(x, -1, out_dtype=np.int8, src_scale=64.0, dst_scale=0.5).astype(np.float64)
+    ref = bench.int8_golden(op_name, [x], -1)
+    assert float(np.abs(got - ref).max()) <= 1
+    assert r["emulator_err_abs"] == r["emulator_err_eps"] == float(np.abs(got - ref).max())
+    assert r["numpy_err_eps"] <= 1
+
+
+def test_a_failing_case_is_reported_and_the_others_kept(monkeypatch):
+    """A case whose run raises BenchError (the int8 rows while the SoftmaxEx kernel is a stub)
+    is listed after the table and in the JSON's "failed"; the other rows stay; exit code 1."""
+    real = bench.Runner.run
+
+    def run(self, case, tick=lambda s: None):
+        if case.mode == "int8":
+            raise bench.BenchError("aclnnSoftmax (Softmax int8 8x16/-1) returned 507015: stub")
+        return real(self, case, tick)
+
+    monkeypatch.setattr(bench.Runner, "run", run)
+    result = invoke("--op", "softmax", "--dtype", "float16", *SMALL, "--threads", "1",
+                    "--cache", "hot", "--no-torch", "--no-numpy", "--json", "-")
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert [(r["dtype"], r["mode"]) for r in data["records"]] == [("float16", "strict"),
+                                                                  ("float16", "relaxed")]
+    assert data["failed"] == [{"op": "aclnnSoftmax", "dtype": "int8", "mode": "int8",
+                               "shape": [8, 16], "dim": -1,
+                               "error": "aclnnSoftmax (Softmax int8 8x16/-1) returned 507015: "
+                                        "stub"}]
+    assert "failed Softmax int8 8x16/-1: aclnnSoftmax" in result.stderr
+    assert "1 of 3 cases failed" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_the_default_modes_are_all_three():
+    """No --mode: strict, relaxed and int8 rows (the int8 ones fail cleanly while the SoftmaxEx
+    kernel is a stub)."""
+    result = invoke("--op", "log_softmax", "--dtype", "bfloat16", *SMALL, "--threads", "1",
+                    "--cache", "hot", "--no-torch", "--no-numpy", "--json", "-")
+    data = json.loads(result.stdout)
+    modes = [r["mode"] for r in data["records"]] + [f["mode"] for f in data["failed"]]
+    assert modes == ["strict", "relaxed", "int8"]
+    if _int8_kernel():
+        assert result.exit_code == 0 and not data["failed"], result.output
+    else:
+        assert result.exit_code == 1 and "SoftmaxEx" in data["failed"][0]["error"]
+        assert "Traceback" not in result.output

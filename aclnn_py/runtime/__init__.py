@@ -17,8 +17,8 @@ Modules, each depending only on those above it:
 - ``launch``: executor launches (a plan's C task templates, bound and enqueued in one call).
 
 ``num_threads`` / ``set_num_threads`` (from ``core``) read and set the kernel thread count;
-``isa_name``, ``llc_bytes``, ``floor_call`` and ``probe_call`` (from ``core``) serve
-``aclnn-py bench``.
+``isa_name``, ``llc_bytes``, ``floor_call``, ``floor_hardsigmoid_call`` and ``probe_call`` (from
+``core``) serve ``aclnn-py bench``.
 
 The enumerations are in :mod:`aclnn_py.enums`. Every public name of the modules is re-exported
 here: ``from aclnn_py import runtime as rt; rt.malloc(...)``.
@@ -121,6 +121,7 @@ set_num_threads = core.set_num_threads
 isa_name = core.isa_name
 llc_bytes = core.llc_bytes
 floor_call = core.floor_call
+floor_hardsigmoid_call = core.floor_hardsigmoid_call
 probe_call = core.probe_call
 trace_enable = core.trace_enable
 trace_drain = core.trace_drain
@@ -140,7 +141,7 @@ __all__ = [
     # kernel threads
     "num_threads", "set_num_threads",
     # aclnn-py bench
-    "isa_name", "llc_bytes", "floor_call", "probe_call",
+    "isa_name", "llc_bytes", "floor_call", "floor_hardsigmoid_call", "probe_call",
     # the trace (ACLNN_EMU_TRACE)
     "trace_enable", "trace_drain", "now_ns",
     # memory

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from .. import config
 
@@ -174,6 +174,26 @@ def floor_call(kind: str, addrs: tuple, nbytes: int) -> Callable[[], None]:
     raise ValueError(f"floor_call: kind must be 'copy' or 'add', not {kind!r}")
 
 
+def floor_hardsigmoid_call(backward: bool, dtype: int, addrs: tuple,
+                           n: int) -> Optional[Callable[[], int]]:
+    """The benchmark's second floor bound to its arguments: our own hard-sigmoid kernel of
+    ``n`` elements of ``dtype`` (an aclDataType) over host addresses, alpha 1/6, beta 0.5, on
+    the kernel pool, called directly (no plan, no stream): ``aclk_hardsigmoid_fwd`` with
+    ``addrs = (x, y)``, or ``aclk_hardsigmoid_bwd`` (``backward``) with ``addrs = (grad, x,
+    out)``. The call returns the kernel's status (0). None when the kernel does not take the
+    dtype."""
+    impl = lib.aclk_hardsigmoid_bwd_impl if backward else lib.aclk_hardsigmoid_fwd_impl
+    if impl(dtype, n) == ffi.NULL:
+        return None
+    p = [ffi.cast("void *", a) for a in addrs]
+    alpha, beta = 1 / 6, 0.5
+    if backward:
+        bwd, g, x, out = lib.aclk_hardsigmoid_bwd, p[0], p[1], p[2]
+        return lambda: bwd(dtype, g, x, out, n, alpha, beta)
+    fwd, x, y = lib.aclk_hardsigmoid_fwd, p[0], p[1]
+    return lambda: fwd(dtype, x, y, n, alpha, beta)
+
+
 def probe_call(chunks: int) -> Callable[[], None]:
     """The benchmark's compute probe bound to its size: ``chunks`` chunks of a fixed float
     workload in L1 on the kernel pool (about 6 us each on one core of a 2020s x86 machine)."""
@@ -183,5 +203,5 @@ def probe_call(chunks: int) -> Callable[[], None]:
 
 __all__ = ["ffi", "lib", "new_msg", "msg_text", "last_c_msg", "new_tasks", "MSG_LEN",
            "MAX_THREADS", "num_threads", "set_num_threads", "apply_thread_config", "isa_name",
-           "llc_bytes", "floor_call", "probe_call", "TRACE_MAX", "trace_enable", "trace_drain",
-           "now_ns"]
+           "llc_bytes", "floor_call", "floor_hardsigmoid_call", "probe_call", "TRACE_MAX",
+           "trace_enable", "trace_drain", "now_ns"]
