@@ -102,7 +102,8 @@ def ref_eltwise(alg: str, d: np.ndarray, a: float, b: float) -> np.ndarray:
 def ref_binary(alg: str, d: np.ndarray, s1: np.ndarray) -> np.ndarray:
     ops = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
            # oneDNN's MAX2 / MIN2 (a > b ? a : b): a NaN d gives src1
-           "max": lambda a, b: np.where(a > b, a, b), "min": lambda a, b: np.where(a < b, a, b), "ge": np.greater_equal, "gt": np.greater,
+           "max": lambda a, b: np.where(a > b, a, b), "min": lambda a, b: np.where(a < b, a, b),
+           "ge": np.greater_equal, "gt": np.greater,
            "le": np.less_equal, "lt": np.less, "eq": np.equal, "ne": np.not_equal}
     with np.errstate(all="ignore"):
         return ops[alg](d, s1).astype(np.float64)
