@@ -58,6 +58,8 @@
 #define RWMAX 1024     /* widest column block */
 #define RCOL_BYTES (512 * 1024) /* target 16-bit bytes of a column block (its re-reads hit L2) */
 #define RCHUNK 262144  /* elements per parallel chunk */
+#define RSMALL 32      /* axes up to this long: one column vector at a time, in registers */
+#define RPF_COLS 512   /* columns ahead prefetched by the short-axis blocks */
 #define F16_NEG_INF 0xFC00u
 #define BF16_NEG_INF 0xFF80u
 
@@ -176,6 +178,7 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_ADD(a, b) ((a) + (b))
 #define V_SUB(a, b) ((a) - (b))
 #define V_MUL(a, b) ((a) * (b))
+#define V_DIV(a, b) ((a) / (b))
 #define V_MAX(a, b) ((b) > (a) ? (b) : (a))
 #define V_FNMA(a, b, c) ((c) - (a) * (b))
 #define V_EXP(d) r_exp_generic(d)
@@ -201,6 +204,7 @@ ACLK_INLINE float r_exp_generic(float d)
 #undef V_ADD
 #undef V_SUB
 #undef V_MUL
+#undef V_DIV
 #undef V_MAX
 #undef V_FNMA
 #undef V_EXP
@@ -329,6 +333,7 @@ ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
 #define V_ADD(a, b) _mm256_add_ps(a, b)
 #define V_SUB(a, b) _mm256_sub_ps(a, b)
 #define V_MUL(a, b) _mm256_mul_ps(a, b)
+#define V_DIV(a, b) _mm256_div_ps(a, b)
 #define V_MAX(a, b) _mm256_max_ps(a, b)
 #define V_FNMA(a, b, c) _mm256_fnmadd_ps(a, b, c)
 #define V_EXP(d) r2_exp(d)
@@ -354,6 +359,7 @@ ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
 #undef V_ADD
 #undef V_SUB
 #undef V_MUL
+#undef V_DIV
 #undef V_MAX
 #undef V_FNMA
 #undef V_EXP
@@ -433,6 +439,7 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #define V_ADD(a, b) _mm512_add_ps(a, b)
 #define V_SUB(a, b) _mm512_sub_ps(a, b)
 #define V_MUL(a, b) _mm512_mul_ps(a, b)
+#define V_DIV(a, b) _mm512_div_ps(a, b)
 #define V_MAX(a, b) _mm512_max_ps(a, b)
 #define V_FNMA(a, b, c) _mm512_fnmadd_ps(a, b, c)
 #define V_EXP(d) r5_exp(d)
@@ -458,6 +465,7 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #undef V_ADD
 #undef V_SUB
 #undef V_MUL
+#undef V_DIV
 #undef V_MAX
 #undef V_FNMA
 #undef V_EXP

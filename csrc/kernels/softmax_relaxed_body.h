@@ -194,6 +194,59 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     }
 }
 
+
+/* A block of a short axis (axis <= RSMALL): one column vector at a time, its axis values held
+   in xv (registers / L1) through max, exp and output, so that each element is read from memory
+   once and its exp computed once; the columns RPF_COLS ahead prefetched a line per a-row.
+   Stored normally even when c->nt: runs of VW elements cannot be streamed in whole lines. */
+static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
+    const rfwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
+{
+    const uint16_t pad = bf ? BF16_NEG_INF : F16_NEG_INF;
+    const int64_t axis = c->axis, inner = c->inner;
+    const uint16_t *x = (const uint16_t *)c->x + base;
+    uint16_t *y = (uint16_t *)c->y + base;
+    V xv[RSMALL];
+    for (int64_t j = 0; j < w; j += VW) {
+        const int64_t l = w - j < VW ? w - j : VW;
+        if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
+            for (int64_t a = 0; a < axis; a++)
+                __builtin_prefetch(x + a * inner + j + RPF_COLS, 0, 3);
+        V m = V_SET1(-INFINITY);
+        for (int64_t a = 0; a < axis; a++) {
+            xv[a] = l < VW ? V_LDN(x + a * inner + j, l, bf, pad) : V_LD(x + a * inner + j, bf);
+            m = V_MAX(m, xv[a]);
+        }
+        V s = V_SET1(0.0f), k = s, f;
+        for (int64_t a = 0; a < axis; a++) {
+            const V d = V_SUB(xv[a], m), e = V_EXP(d);
+            if (lg) {
+                k = V_CNT_EQ0(k, d), s = V_ADD_NE0(s, d, e);
+                xv[a] = d;
+            } else {
+                s = V_ADD(s, e);
+                xv[a] = e;
+            }
+        }
+        if (lg) {
+            float kk[VW], ss[VW];
+            V_STF(kk, k), V_STF(ss, s);
+            r_lse_n(kk, ss, VW);
+            f = V_LDF(ss);
+        } else {
+            f = V_DIV(V_SET1(1.0f), s);
+        }
+        for (int64_t a = 0; a < axis; a++) {
+            const V v = lg ? V_SUB(xv[a], f) : V_MUL(xv[a], f);
+            uint16_t *d = y + a * inner + j;
+            if (l < VW)
+                V_STN(d, v, l, bf);
+            else
+                V_ST(d, v, bf);
+        }
+    }
+}
+
 static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 {
     const rfwd_args *c = (const rfwd_args *)ctx;
@@ -204,6 +257,24 @@ static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
         if (t + 1 < t1)
             r_block(c->axis, c->inner, c->W, c->nblk, t + 1, &pbase, &pw);
         const uint16_t *pf = t + 1 < t1 ? (const uint16_t *)c->x + pbase : NULL;
+        if (c->axis <= RSMALL && c->inner >= VW) {
+            /* prefetch up to the end of this a-row's columns (the next block of the chunk
+               continues them) */
+            const int64_t i0 = (t % c->nblk) * c->W;
+            const int64_t pf_end = (t + 1 < t1 && pbase == base + w ? c->inner : i0 + w) - i0;
+            if (c->lg) {
+                if (c->dt == ACLK_BF16)
+                    SFX(fwd_block_small)(c, base, w, pf_end, 1, 1);
+                else
+                    SFX(fwd_block_small)(c, base, w, pf_end, 0, 1);
+            } else {
+                if (c->dt == ACLK_BF16)
+                    SFX(fwd_block_small)(c, base, w, pf_end, 1, 0);
+                else
+                    SFX(fwd_block_small)(c, base, w, pf_end, 0, 0);
+            }
+            continue;
+        }
         if (c->lg) {
             if (c->dt == ACLK_BF16)
                 SFX(fwd_block)(c, base, w, pf, pw, &ws, 1, 1);
@@ -349,6 +420,41 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     }
 }
 
+
+/* backward blocks of a short axis, one column vector at a time as fwd_block_small: grad and
+   y read from memory once */
+static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
+    const rbwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
+{
+    const int64_t axis = c->axis, inner = c->inner;
+    const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
+    uint16_t *out = (uint16_t *)c->out + base;
+    V gv[RSMALL], yv[RSMALL];
+    for (int64_t j = 0; j < w; j += VW) {
+        const int64_t l = w - j < VW ? w - j : VW;
+        if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
+            for (int64_t a = 0; a < axis; a++) {
+                __builtin_prefetch(g + a * inner + j + RPF_COLS, 0, 3);
+                __builtin_prefetch(y + a * inner + j + RPF_COLS, 0, 3);
+            }
+        V s = V_SET1(0.0f);
+        for (int64_t a = 0; a < axis; a++) {
+            const int64_t o = a * inner + j;
+            gv[a] = l < VW ? V_LDN(g + o, l, bf, 0) : V_LD(g + o, bf);
+            yv[a] = l < VW ? V_LDN(y + o, l, bf, 0) : V_LD(y + o, bf);
+            s = V_ADD(s, lg ? gv[a] : V_MUL(gv[a], yv[a]));
+        }
+        for (int64_t a = 0; a < axis; a++) {
+            const V v = lg ? V_FNMA(s, V_EXP(yv[a]), gv[a]) : V_MUL(V_SUB(gv[a], s), yv[a]);
+            uint16_t *d = out + a * inner + j;
+            if (l < VW)
+                V_STN(d, v, l, bf);
+            else
+                V_ST(d, v, bf);
+        }
+    }
+}
+
 static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 {
     const rbwd_args *c = (const rbwd_args *)ctx;
@@ -358,6 +464,22 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
         r_block(c->axis, c->inner, c->W, c->nblk, t, &base, &w);
         if (t + 1 < t1)
             r_block(c->axis, c->inner, c->W, c->nblk, t + 1, &pbase, &pw);
+        if (c->axis <= RSMALL && c->inner >= VW) {
+            const int64_t i0 = (t % c->nblk) * c->W;
+            const int64_t pf_end = (t + 1 < t1 && pbase == base + w ? c->inner : i0 + w) - i0;
+            if (c->lg) {
+                if (c->dt == ACLK_BF16)
+                    SFX(bwd_block_small)(c, base, w, pf_end, 1, 1);
+                else
+                    SFX(bwd_block_small)(c, base, w, pf_end, 0, 1);
+            } else {
+                if (c->dt == ACLK_BF16)
+                    SFX(bwd_block_small)(c, base, w, pf_end, 1, 0);
+                else
+                    SFX(bwd_block_small)(c, base, w, pf_end, 0, 0);
+            }
+            continue;
+        }
         if (c->lg) {
             if (c->dt == ACLK_BF16)
                 SFX(bwd_block)(c, base, w, pbase, pw, &ws, 1, 1);
