@@ -9,8 +9,10 @@
  * differ between levels (never between thread counts):
  *   - exp: one-constant range reduction d = n*ln2 + r (n = round(d/ln2), r by one fused
  *     multiply-add at the vector levels; the ln2 constant's own error is below 2^-28 of the
- *     result for |n| <= 217), a degree-4 minimax polynomial for exp(r) on [-ln2/2, ln2/2]
- *     (relative error 2.9e-6, about 0.006 ulp of float16), then the scaling by 2^n:
+ *     result for |n| <= 217), a minimax polynomial for exp(r) on [-ln2/2, ln2/2] (forward
+ *     operators at the vector levels: degree 3, relative error 1.0e-4, at most 0.2 ulp of
+ *     float16; log_softmax_backward and the generic level: degree 4, 2.9e-6, whose error
+ *     counts against the tighter backward bound), then the scaling by 2^n:
  *     vscalefps at the AVX-512 level, two exact power-of-two multiplies elsewhere (both round
  *     once into the subnormal range, which bfloat16 outputs reach). d is clamped to
  *     [-150, 100] first (NaN kept), so -inf gives +0 and no int conversion sees an infinity.
@@ -88,6 +90,12 @@ typedef struct {
 #define RC2 0.5000301599502563f
 #define RC3 0.1678747832775116f
 #define RC4 0.041513822972774506f
+/* the forward operators' exp(r): degree 3, relative error 1.0e-4 (0.2 ulp of float16 at most),
+   again exact 1 at r = 0 */
+#define RF1 1.000195860862732f
+#define RF2 0.504130482673645f
+#define RF3 0.1651795357465744f
+#define RMAGIC 12582912.0f /* 1.5 * 2^23: x + RMAGIC rounds x to an integer */
 #define RLOG2E 1.44269504088896341f
 #define RLN2 0.693147180559945309f
 #define RLN2_HI 0.693359375f      /* the generic level's two-part ln2 (no fused multiply-add) */
@@ -182,6 +190,7 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_MAX(a, b) ((b) > (a) ? (b) : (a))
 #define V_FNMA(a, b, c) ((c) - (a) * (b))
 #define V_EXP(d) r_exp_generic(d)
+#define V_EXPN(d) r_exp_generic(d)
 #define V_LD(p, bf) ((bf) ? aclk_bf16_to_f32(*(p)) : aclk_f16_to_f32(*(p)))
 #define V_LDN(p, n, bf, pad) ((void)(n), (void)(pad), V_LD(p, bf))
 #define V_ST(p, v, bf) (*(p) = (bf) ? aclk_f32_to_bf16(v) : aclk_f32_to_f16(v))
@@ -208,6 +217,7 @@ ACLK_INLINE float r_exp_generic(float d)
 #undef V_MAX
 #undef V_FNMA
 #undef V_EXP
+#undef V_EXPN
 #undef V_LD
 #undef V_LDN
 #undef V_ST
@@ -297,6 +307,26 @@ ACLK_AVX2_INLINE __m256 r2_exp(__m256 d)
     return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 
+/* exp(d) for d <= 0 or NaN (the forward operators' d = x - max): one clamp (-inf -> -150), n
+   by the RMAGIC rounding (its low bits are n), the degree-3 polynomial, the two-multiply
+   scaling */
+ACLK_AVX2_INLINE __m256 r2_exp_neg(__m256 d)
+{
+    d = _mm256_max_ps(_mm256_set1_ps(RD_LO), d);
+    const __m256 k = _mm256_fmadd_ps(d, _mm256_set1_ps(RLOG2E), _mm256_set1_ps(RMAGIC));
+    const __m256 n = _mm256_sub_ps(k, _mm256_set1_ps(RMAGIC));
+    const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(RLN2), d);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(RF3), r, _mm256_set1_ps(RF2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RF1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(k), _mm256_set1_epi32(0x4B400000));
+    const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i b = _mm256_set1_epi32(127);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, b), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, b), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
 ACLK_AVX2_INLINE float r2_hsum(__m256 v)
 {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -337,6 +367,7 @@ ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
 #define V_MAX(a, b) _mm256_max_ps(a, b)
 #define V_FNMA(a, b, c) _mm256_fnmadd_ps(a, b, c)
 #define V_EXP(d) r2_exp(d)
+#define V_EXPN(d) r2_exp_neg(d)
 #define V_LD(p, bf) r2_ld(p, bf)
 #define V_LDN(p, n, bf, pad) r2_ldn(p, n, bf, pad)
 #define V_ST(p, v, bf) r2_st(p, v, bf)
@@ -363,6 +394,7 @@ ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
 #undef V_MAX
 #undef V_FNMA
 #undef V_EXP
+#undef V_EXPN
 #undef V_LD
 #undef V_LDN
 #undef V_ST
@@ -419,6 +451,19 @@ ACLK_AVX512_INLINE __m512 r5_exp(__m512 d)
     return _mm512_scalef_ps(p, n); /* p * 2^n, one rounding, gradual underflow */
 }
 
+/* exp(d) for d <= 0 or NaN: r2_exp_neg's steps, scaled by vscalefps */
+ACLK_AVX512_INLINE __m512 r5_exp_neg(__m512 d)
+{
+    d = _mm512_max_ps(_mm512_set1_ps(RD_LO), d);
+    const __m512 k = _mm512_fmadd_ps(d, _mm512_set1_ps(RLOG2E), _mm512_set1_ps(RMAGIC));
+    const __m512 n = _mm512_sub_ps(k, _mm512_set1_ps(RMAGIC));
+    const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(RLN2), d);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(RF3), r, _mm512_set1_ps(RF2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(RF1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
 ACLK_AVX512_INLINE __m512 r5_cnt_eq0(__m512 c, __m512 d)
 {
     const __mmask16 eq = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_EQ_OQ);
@@ -443,6 +488,7 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #define V_MAX(a, b) _mm512_max_ps(a, b)
 #define V_FNMA(a, b, c) _mm512_fnmadd_ps(a, b, c)
 #define V_EXP(d) r5_exp(d)
+#define V_EXPN(d) r5_exp_neg(d)
 #define V_LD(p, bf) r5_ld(p, bf)
 #define V_LDN(p, n, bf, pad) r5_ldn(p, n, bf, pad)
 #define V_ST(p, v, bf) _mm256_storeu_si256((__m256i *)(p), r5_cvt_out(v, bf))
@@ -469,6 +515,7 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #undef V_MAX
 #undef V_FNMA
 #undef V_EXP
+#undef V_EXPN
 #undef V_LD
 #undef V_LDN
 #undef V_ST

@@ -2,7 +2,7 @@
  * softmax_relaxed_body.h: the relaxed softmax kernels' body, included by softmax_relaxed.c once
  * per ISA level with the vector operations of that level defined (see there for their meaning):
  * V (a vector of VW floats), V_LD / V_LDN / V_ST / V_STN (16-bit loads and stores, whole and
- * partial), V_EXP, V_FNMA (c - a*b), V_CNT_EQ0 / V_ADD_NE0 (the max-term count and the sum of
+ * partial), V_EXP (V_EXPN: for d <= 0 or NaN), V_FNMA (c - a*b), V_CNT_EQ0 / V_ADD_NE0 (the max-term count and the sum of
  * the other terms), V_HSUM / V_HMAX, ATTR (the level's target attribute), SFX(name).
  * No include guard: it is meant to be included several times.
  */
@@ -40,7 +40,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
         const int64_t k0 = i * RPF_BLOCK, k1 = k0 + RPF_BLOCK < n ? k0 + RPF_BLOCK : n;
         for (k = k0; k + 2 * VW <= k1; k += 2 * VW) {
             const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);
-            const V e0 = V_EXP(d0), e1 = V_EXP(d1);
+            const V e0 = V_EXPN(d0), e1 = V_EXPN(d1);
             if (lg) {
                 c0 = V_CNT_EQ0(c0, d0), s0 = V_ADD_NE0(s0, d0, e0);
                 c1 = V_CNT_EQ0(c1, d1), s1 = V_ADD_NE0(s1, d1, e1);
@@ -53,7 +53,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
         for (; k < k1; k += VW) {
             const int64_t len = k1 - k < VW ? k1 - k : VW;
             const V d0 = V_SUB(len < VW ? V_LDN(xr + k, len, bf, pad) : V_LD(xr + k, bf), vm);
-            const V e0 = V_EXP(d0);
+            const V e0 = V_EXPN(d0);
             if (lg) {
                 c0 = V_CNT_EQ0(c0, d0), s0 = V_ADD_NE0(s0, d0, e0);
             } else {
@@ -79,7 +79,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
                 v = V_SUB(V_SUB(l < VW ? V_LDN(xp + k, l, bf, pad) : V_LD(xp + k, bf), vm), vf);
             } else {
                 const V e = keep ? (l < VW ? V_LDFN(eb + p0 + k, l) : V_LDF(eb + p0 + k))
-                                 : V_EXP(V_SUB(l < VW ? V_LDN(xp + k, l, bf, pad)
+                                 : V_EXPN(V_SUB(l < VW ? V_LDN(xp + k, l, bf, pad)
                                                       : V_LD(xp + k, bf), vm));
                 v = V_MUL(e, vf);
             }
@@ -154,7 +154,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
             const int64_t l = w - j < VW ? w - j : VW;
             const V d = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
                               l < VW ? V_LDFN(macc + j, l) : V_LDF(macc + j));
-            const V e = V_EXP(d);
+            const V e = V_EXPN(d);
             if (l < VW) {
                 if (lg)
                     V_STFN(cacc + j, V_CNT_EQ0(V_LDFN(cacc + j, l), d), l);
@@ -183,7 +183,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
             const V dx = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
                                l < VW ? V_LDFN(macc + j, l) : V_LDF(macc + j));
             const V f = l < VW ? V_LDFN(sacc + j, l) : V_LDF(sacc + j);
-            const V v = lg ? V_SUB(dx, f) : V_MUL(V_EXP(dx), f);
+            const V v = lg ? V_SUB(dx, f) : V_MUL(V_EXPN(dx), f);
             if (l < VW)
                 V_STN(d + j, v, l, bf);
             else
@@ -219,7 +219,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
         }
         V s = V_SET1(0.0f), k = s, f;
         for (int64_t a = 0; a < axis; a++) {
-            const V d = V_SUB(xv[a], m), e = V_EXP(d);
+            const V d = V_SUB(xv[a], m), e = V_EXPN(d);
             if (lg) {
                 k = V_CNT_EQ0(k, d), s = V_ADD_NE0(s, d, e);
                 xv[a] = d;
