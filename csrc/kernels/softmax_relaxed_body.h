@@ -2,8 +2,9 @@
  * softmax_relaxed_body.h: the relaxed softmax kernels' body, included by softmax_relaxed.c once
  * per ISA level with the vector operations of that level defined (see there for their meaning):
  * V (a vector of VW floats), V_LD / V_LDN / V_ST / V_STN (16-bit loads and stores, whole and
- * partial), V_EXP (V_EXPN: for d <= 0 or NaN), V_FNMA (c - a*b), V_CNT_EQ0 / V_ADD_NE0 (the max-term count and the sum of
- * the other terms), V_HSUM / V_HMAX, ATTR (the level's target attribute), SFX(name).
+ * partial), V_EXP (V_EXPN: for d <= 0 or NaN), V_FNMA (c - a*b), V_CNT_EQ0 / V_ADD_NE0 (the
+ * max-term count and the sum of the other terms), V_HSUM / V_HMAX, ATTR (the level's target
+ * attribute), SFX(name).
  * No include guard: it is meant to be included several times.
  */
 
