@@ -1,15 +1,594 @@
 /*
  * softmax_relaxed.c: the softmax family's relaxed-accumulation kernels for float16 / bfloat16
- * (oneDNN's accumulation mode "relaxed" / "any"). STUB: runs the strict kernels.
+ * (oneDNN's accumulation mode "relaxed" / "any"; contract in aclnn_emu.h): every output within
+ * 2 ulp of its dtype of the float64 result, the backward operators within 2^-10 of the largest
+ * |term| of the output's slice.
+ *
+ * Against the strict kernels (softmax.c), which give the same bits at every ISA level, these
+ * compute in float32 with cheaper arithmetic at each level's own vector width, so their bits
+ * differ between levels (never between thread counts):
+ *   - exp: one-constant range reduction d = n*ln2 + r (n = round(d/ln2), r by one fused
+ *     multiply-add at the vector levels; the ln2 constant's own error is below 2^-28 of the
+ *     result for |n| <= 217), a minimax polynomial for exp(r) on [-ln2/2, ln2/2] (forward
+ *     operators at the vector levels: degree 3, relative error 1.0e-4, at most 0.2 ulp of
+ *     float16; log_softmax_backward and the generic level: degree 4, 2.9e-6, whose error
+ *     counts against the tighter backward bound), then the scaling by 2^n:
+ *     vscalefps at the AVX-512 level, two exact power-of-two multiplies elsewhere (both round
+ *     once into the subnormal range, which bfloat16 outputs reach). d is clamped to
+ *     [-150, 100] first (NaN kept), so -inf gives +0 and no int conversion sees an infinity.
+ *   - sums in float32 in several vector accumulators (the forward sum is at most n, its
+ *     relative error ~ n/(lanes) * 2^-24, far below a 16-bit ulp);
+ *   - log-softmax: lse = log(k) + log1p(s/k), k the count of the max elements (d == 0) and s
+ *     the sum of the other exps: the max terms are left out of s so that when one element
+ *     dominates (s << 1) its output -log1p(s/k) keeps the exp's relative accuracy instead of
+ *     the absolute error of a sum near 1 (which cost ~10 ulp for outputs near 0);
+ *   - softmax_backward out = (g - s)*y (one rounding fewer, no cancellation beyond the
+ *     operator's own), log_softmax_backward out = g - s*exp(y) (fused at the vector levels).
+ * Special values as the strict kernels: a NaN anywhere in a slice reaches every output through
+ * the sum (or the max), +inf gives inf - inf = NaN, an all -inf slice -inf - -inf = NaN, and a
+ * -inf element of a finite slice exp(-inf) = 0 (log-softmax: -inf - lse = -inf).
+ *
+ * Layouts: rows (inner == 1): each row is read from memory once (max), then its exps computed
+ * from L1 (kept in a float32 row buffer for softmax up to RROWBUF elements) while the next row
+ * of the chunk is prefetched, then normalised and written. Columns (inner > 1): blocks of w <=
+ * RWMAX consecutive columns of one outer index over the whole axis, per-column accumulators in
+ * L1 arrays, the next block of the chunk prefetched during the exp pass. Chunks of items
+ * depend on the shape only (aclk_pool.h), so the bits do not depend on the thread count.
+ * Outputs larger than half the LLC (aclk_use_nt) are streamed from a small buffer.
  */
+
+/* Contraction off (before any #include, see softmax.c): the generic level's arithmetic is
+   written out operation by operation; the vector levels fuse explicitly where they mean to. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <math.h>
+#include <string.h>
+
 #include "aclnn_emu.h"
+#include "dtype.h"
+#include "aclk_pool.h"
+#include "vecmath.h"
+#include "cvt_x86.h"
+
+#define RROWBUF 8192   /* softmax rows up to this long keep their exps in a float32 buffer */
+#define RPF_BLOCK 512  /* row elements per prefetch batch of the next row */
+#define RPIECE 1024    /* output piece (streamed outputs go through a buffer this long) */
+#define RWMAX 1024     /* widest column block */
+#define RCOL_BYTES (512 * 1024) /* target 16-bit bytes of a column block (its re-reads hit L2) */
+#define RCHUNK 262144  /* elements per parallel chunk */
+#define RSMALL 32      /* axes up to this long: one column vector at a time, in registers */
+#define RPF_COLS 512   /* columns ahead prefetched by the short-axis blocks */
+#define F16_NEG_INF 0xFC00u
+#define BF16_NEG_INF 0xFF80u
+
+typedef struct {
+    int dt, lg, nt;
+    const void *x;
+    void *y;
+    int64_t outer, axis, inner, W, nblk;
+} rfwd_args;
+
+typedef struct {
+    int dt, lg, nt;
+    const void *g, *yv;
+    void *out;
+    int64_t outer, axis, inner, W, nblk;
+} rbwd_args;
+
+typedef struct {
+    float macc[RWMAX], sacc[RWMAX], cacc[RWMAX];
+    uint16_t hb[RWMAX];
+} rcol_ws;
+
+/* exp(r) for r in [-ln2/2, ln2/2]: 1 + r*(c1 + r*(c2 + r*(c3 + r*c4))), minimax for relative
+   error (2.9e-6); exact 1 at r = 0, so a max element's exp is exactly 1 */
+#define RC1 0.9999668598175049f
+#define RC2 0.5000301599502563f
+#define RC3 0.1678747832775116f
+#define RC4 0.041513822972774506f
+/* the forward operators' exp(r): degree 3, relative error 1.0e-4 (0.2 ulp of float16 at most),
+   again exact 1 at r = 0 */
+#define RF1 1.000195860862732f
+#define RF2 0.504130482673645f
+#define RF3 0.1651795357465744f
+#define RMAGIC 12582912.0f /* 1.5 * 2^23: x + RMAGIC rounds x to an integer */
+#define RLOG2E 1.44269504088896341f
+#define RLN2 0.693147180559945309f
+#define RLN2_HI 0.693359375f      /* the generic level's two-part ln2 (no fused multiply-add) */
+#define RLN2_LO -2.12194440e-4f
+#define RD_LO -150.0f /* below: exp is +0 in float32 */
+#define RD_HI 100.0f  /* above: +inf */
+
+/* log1p(u) for u >= 0 or NaN: log(1 + u) corrected by u / ((1 + u) - 1), exact to the log's
+   accuracy also when 1 + u rounds */
+ACLK_INLINE float r_log1p(float u)
+{
+    const float w = 1.0f + u, t = w - 1.0f;
+    return aclk_sel_f32(t == 0.0f, u, aclk_log_f32(w) * (u / t));
+}
+
+/* log-softmax's log of the sum: k max terms (each exp exactly 1) and s the others' sum */
+ACLK_INLINE float r_lse(float k, float s)
+{
+    return aclk_log_f32(k) + r_log1p(s / k);
+}
+
+ACLK_INLINE void r_lse_n(const float *restrict k, float *restrict s, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        s[j] = r_lse(k[j], s[j]);
+}
+
+ACLK_INLINE void r_recip_n(float *s, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        s[j] = 1.0f / s[j];
+}
+
+/* the base element and width of column block t */
+ACLK_INLINE void r_block(int64_t axis, int64_t inner, int64_t W, int64_t nblk, int64_t t,
+                         int64_t *base, int64_t *w)
+{
+    const int64_t o = t / nblk, i0 = (t % nblk) * W;
+    *base = o * axis * inner + i0;
+    *w = inner - i0 < W ? inner - i0 : W;
+}
+
+/* the lines [i*L/nb, (i+1)*L/nb) of nbytes at pf into L2 (softmax.c's prefetch_part) */
+ACLK_INLINE void r_prefetch_part(const char *pf, int64_t nbytes, int64_t i, int64_t nb)
+{
+    if (!pf)
+        return;
+    const int64_t lines = (nbytes + 63) / 64;
+    for (int64_t l = i * lines / nb; l < (i + 1) * lines / nb; l++)
+        __builtin_prefetch(pf + l * 64, 0, 2);
+}
+
+ACLK_INLINE void r_prefetch_run(const uint16_t *p, int64_t nbytes)
+{
+    const char *q = (const char *)p;
+    for (int64_t k = 0; k < nbytes; k += 64)
+        __builtin_prefetch(q + k, 0, 2);
+    __builtin_prefetch(q + nbytes - 1, 0, 2);
+}
+
+/* ------------------------------------------------------------------ generic level ----
+ * One float at a time (VW 1), plain C: the fallback of every machine. */
+
+ACLK_INLINE float r_exp_generic(float d)
+{
+    d = aclk_sel_f32(d < RD_LO, RD_LO, d);
+    d = aclk_sel_f32(d > RD_HI, RD_HI, d);
+    const float k = d * RLOG2E + 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
+    const float n = k - 12582912.0f;
+    const float r = (d - n * RLN2_HI) - n * RLN2_LO;
+    float p = RC4 * r + RC3;
+    p = p * r + RC2;
+    p = p * r + RC1;
+    p = p * r + 1.0f;
+    /* n from k's low bits (any bits for a NaN: p is NaN then); n in [-217, 145], each half
+       a normal power of two */
+    const int32_t ni = (int32_t)(aclk_f32_bits(k) - 0x4B400000u);
+    const int32_t n1 = ni >> 1, n2 = ni - n1;
+    return (p * aclk_bits_f32((uint32_t)(n1 + 127) << 23)) *
+           aclk_bits_f32((uint32_t)(n2 + 127) << 23);
+}
+
+#define V float
+#define VW 1
+#define ATTR
+#define SFX(name) name##_generic
+#define V_SET1(f) (f)
+#define V_ADD(a, b) ((a) + (b))
+#define V_SUB(a, b) ((a) - (b))
+#define V_MUL(a, b) ((a) * (b))
+#define V_DIV(a, b) ((a) / (b))
+#define V_MAX(a, b) ((b) > (a) ? (b) : (a))
+#define V_FNMA(a, b, c) ((c) - (a) * (b))
+#define V_EXP(d) r_exp_generic(d)
+#define V_EXPN(d) r_exp_generic(d)
+#define V_LD(p, bf) ((bf) ? aclk_bf16_to_f32(*(p)) : aclk_f16_to_f32(*(p)))
+#define V_LDN(p, n, bf, pad) ((void)(n), (void)(pad), V_LD(p, bf))
+#define V_ST(p, v, bf) (*(p) = (bf) ? aclk_f32_to_bf16(v) : aclk_f32_to_f16(v))
+#define V_STN(p, v, n, bf) V_ST(p, v, bf)
+#define V_LDF(p) (*(p))
+#define V_LDFN(p, n) (*(p))
+#define V_STF(p, v) (*(p) = (v))
+#define V_STFN(p, v, n) (*(p) = (v))
+#define V_CNT_EQ0(c, d) ((c) + ((d) == 0.0f ? 1.0f : 0.0f))
+#define V_ADD_NE0(s, d, e) ((d) == 0.0f ? (s) : (s) + (e))
+#define V_HSUM(v) (v)
+#define V_HMAX(v) (v)
+#define R_STREAM(d, s, n) memcpy((d), (s), (size_t)(n) * 2)
+#include "softmax_relaxed_body.h"
+#undef V
+#undef VW
+#undef ATTR
+#undef SFX
+#undef V_SET1
+#undef V_ADD
+#undef V_SUB
+#undef V_MUL
+#undef V_DIV
+#undef V_MAX
+#undef V_FNMA
+#undef V_EXP
+#undef V_EXPN
+#undef V_LD
+#undef V_LDN
+#undef V_ST
+#undef V_STN
+#undef V_LDF
+#undef V_LDFN
+#undef V_STF
+#undef V_STFN
+#undef V_CNT_EQ0
+#undef V_ADD_NE0
+#undef V_HSUM
+#undef V_HMAX
+#undef R_STREAM
+
+#if defined(ACLK_X86)
+/* d[0, n) = s[0, n), streamed from the first 64-byte boundary of d (whole lines only) */
+ACLK_AVX2_INLINE void r_stream16(uint16_t *d, const uint16_t *s, int64_t n)
+{
+    int64_t k = aclk_nt_head(d, 2, 64, n);
+    memcpy(d, s, (size_t)k * 2);
+    for (; k + 32 <= n; k += 32) {
+        _mm256_stream_si256((__m256i *)(d + k), _mm256_loadu_si256((const __m256i *)(s + k)));
+        _mm256_stream_si256((__m256i *)(d + k + 16),
+                            _mm256_loadu_si256((const __m256i *)(s + k + 16)));
+    }
+    memcpy(d + k, s + k, (size_t)(n - k) * 2);
+}
+
+/* --------------------------------------------------------------------- AVX2 level ---- */
+
+ACLK_AVX2_INLINE __m256 r2_ld(const uint16_t *p, const int bf)
+{
+    return bf ? aclk_avx2_ld_bf16(p) : aclk_avx2_ld_f16_raw(p);
+}
+
+ACLK_AVX2_INLINE __m256 r2_ldn(const uint16_t *p, int64_t n, const int bf, uint16_t pad)
+{
+    uint16_t t[8];
+    for (int i = 0; i < 8; i++)
+        t[i] = i < n ? p[i] : pad;
+    return r2_ld(t, bf);
+}
+
+ACLK_AVX2_INLINE void r2_st(uint16_t *p, __m256 v, const int bf)
+{
+    _mm_storeu_si128((__m128i *)p, bf ? aclk_avx2_cvt_bf16(v) : aclk_avx2_cvt_f16(v));
+}
+
+ACLK_AVX2_INLINE void r2_stn(uint16_t *p, __m256 v, int64_t n, const int bf)
+{
+    uint16_t t[8];
+    r2_st(t, v, bf);
+    memcpy(p, t, (size_t)n * 2);
+}
+
+ACLK_AVX2_INLINE __m256 r2_ldfn(const float *p, int64_t n)
+{
+    float t[8] = {0};
+    memcpy(t, p, (size_t)n * 4);
+    return _mm256_loadu_ps(t);
+}
+
+ACLK_AVX2_INLINE void r2_stfn(float *p, __m256 v, int64_t n)
+{
+    float t[8];
+    _mm256_storeu_ps(t, v);
+    memcpy(p, t, (size_t)n * 4);
+}
+
+ACLK_AVX2_INLINE __m256 r2_exp(__m256 d)
+{
+    /* max / min return their second operand when either is NaN: a NaN d stays NaN */
+    d = _mm256_max_ps(_mm256_set1_ps(RD_LO), d);
+    d = _mm256_min_ps(_mm256_set1_ps(RD_HI), d);
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(d, _mm256_set1_ps(RLOG2E)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(RLN2), d);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(RC4), r, _mm256_set1_ps(RC3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RC2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RC1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    /* 2^n as two normal powers of two (n in [-217, 145]); a NaN n gives any scale, p is NaN */
+    const __m256i ni = _mm256_cvtps_epi32(n), n1 = _mm256_srai_epi32(ni, 1);
+    const __m256i n2 = _mm256_sub_epi32(ni, n1), b = _mm256_set1_epi32(127);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, b), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, b), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+/* exp(d) for d <= 0 or NaN (the forward operators' d = x - max): one clamp (-inf -> -150), n
+   by the RMAGIC rounding (its low bits are n), the degree-3 polynomial, the two-multiply
+   scaling */
+ACLK_AVX2_INLINE __m256 r2_exp_neg(__m256 d)
+{
+    d = _mm256_max_ps(_mm256_set1_ps(RD_LO), d);
+    const __m256 k = _mm256_fmadd_ps(d, _mm256_set1_ps(RLOG2E), _mm256_set1_ps(RMAGIC));
+    const __m256 n = _mm256_sub_ps(k, _mm256_set1_ps(RMAGIC));
+    const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(RLN2), d);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(RF3), r, _mm256_set1_ps(RF2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RF1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(k), _mm256_set1_epi32(0x4B400000));
+    const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i b = _mm256_set1_epi32(127);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, b), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, b), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+ACLK_AVX2_INLINE float r2_hsum(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+ACLK_AVX2_INLINE float r2_hmax(__m256 v)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+ACLK_AVX2_INLINE __m256 r2_cnt_eq0(__m256 c, __m256 d)
+{
+    const __m256 eq = _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_EQ_OQ);
+    return _mm256_add_ps(c, _mm256_and_ps(eq, _mm256_set1_ps(1.0f)));
+}
+
+ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
+{
+    const __m256 eq = _mm256_cmp_ps(d, _mm256_setzero_ps(), _CMP_EQ_OQ);
+    return _mm256_add_ps(s, _mm256_andnot_ps(eq, e));
+}
+
+#define V __m256
+#define VW 8
+#define ATTR ACLK_TARGET_AVX2
+#define SFX(name) name##_avx2
+#define V_SET1(f) _mm256_set1_ps(f)
+#define V_ADD(a, b) _mm256_add_ps(a, b)
+#define V_SUB(a, b) _mm256_sub_ps(a, b)
+#define V_MUL(a, b) _mm256_mul_ps(a, b)
+#define V_DIV(a, b) _mm256_div_ps(a, b)
+#define V_MAX(a, b) _mm256_max_ps(a, b)
+#define V_FNMA(a, b, c) _mm256_fnmadd_ps(a, b, c)
+#define V_EXP(d) r2_exp(d)
+#define V_EXPN(d) r2_exp_neg(d)
+#define V_LD(p, bf) r2_ld(p, bf)
+#define V_LDN(p, n, bf, pad) r2_ldn(p, n, bf, pad)
+#define V_ST(p, v, bf) r2_st(p, v, bf)
+#define V_STN(p, v, n, bf) r2_stn(p, v, n, bf)
+#define V_LDF(p) _mm256_loadu_ps(p)
+#define V_LDFN(p, n) r2_ldfn(p, n)
+#define V_STF(p, v) _mm256_storeu_ps(p, v)
+#define V_STFN(p, v, n) r2_stfn(p, v, n)
+#define V_CNT_EQ0(c, d) r2_cnt_eq0(c, d)
+#define V_ADD_NE0(s, d, e) r2_add_ne0(s, d, e)
+#define V_HSUM(v) r2_hsum(v)
+#define V_HMAX(v) r2_hmax(v)
+#define R_STREAM(d, s, n) r_stream16(d, s, n)
+#include "softmax_relaxed_body.h"
+#undef V
+#undef VW
+#undef ATTR
+#undef SFX
+#undef V_SET1
+#undef V_ADD
+#undef V_SUB
+#undef V_MUL
+#undef V_DIV
+#undef V_MAX
+#undef V_FNMA
+#undef V_EXP
+#undef V_EXPN
+#undef V_LD
+#undef V_LDN
+#undef V_ST
+#undef V_STN
+#undef V_LDF
+#undef V_LDFN
+#undef V_STF
+#undef V_STFN
+#undef V_CNT_EQ0
+#undef V_ADD_NE0
+#undef V_HSUM
+#undef V_HMAX
+#undef R_STREAM
+
+/* ------------------------------------------------------------------ AVX-512 level ---- */
+
+ACLK_AVX512_INLINE __m512 r5_cvt_in(__m256i h, const int bf)
+{
+    return bf ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
+              : _mm512_cvtph_ps(h);
+}
+
+ACLK_AVX512_INLINE __m512 r5_ld(const uint16_t *p, const int bf)
+{
+    return r5_cvt_in(_mm256_loadu_si256((const __m256i *)p), bf);
+}
+
+ACLK_AVX512_INLINE __mmask16 r5_mask(int64_t n)
+{
+    return (__mmask16)((1u << n) - 1u);
+}
+
+ACLK_AVX512_INLINE __m512 r5_ldn(const uint16_t *p, int64_t n, const int bf, uint16_t pad)
+{
+    return r5_cvt_in(_mm256_mask_loadu_epi16(_mm256_set1_epi16((short)pad), r5_mask(n), p), bf);
+}
+
+ACLK_AVX512_INLINE __m256i r5_cvt_out(__m512 v, const int bf)
+{
+    return bf ? aclk_avx512_cvt_bf16(v) : aclk_avx512_cvt_f16(v);
+}
+
+ACLK_AVX512_INLINE __m512 r5_exp(__m512 d)
+{
+    d = _mm512_max_ps(_mm512_set1_ps(RD_LO), d); /* NaN kept: see r2_exp */
+    d = _mm512_min_ps(_mm512_set1_ps(RD_HI), d);
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(d, _mm512_set1_ps(RLOG2E)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(RLN2), d);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(RC4), r, _mm512_set1_ps(RC3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(RC2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(RC1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n); /* p * 2^n, one rounding, gradual underflow */
+}
+
+/* exp(d) for d <= 0 or NaN: r2_exp_neg's steps, scaled by vscalefps */
+ACLK_AVX512_INLINE __m512 r5_exp_neg(__m512 d)
+{
+    d = _mm512_max_ps(_mm512_set1_ps(RD_LO), d);
+    const __m512 k = _mm512_fmadd_ps(d, _mm512_set1_ps(RLOG2E), _mm512_set1_ps(RMAGIC));
+    const __m512 n = _mm512_sub_ps(k, _mm512_set1_ps(RMAGIC));
+    const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(RLN2), d);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(RF3), r, _mm512_set1_ps(RF2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(RF1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+ACLK_AVX512_INLINE __m512 r5_cnt_eq0(__m512 c, __m512 d)
+{
+    const __mmask16 eq = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_EQ_OQ);
+    return _mm512_mask_add_ps(c, eq, c, _mm512_set1_ps(1.0f));
+}
+
+ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
+{
+    const __mmask16 ne = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+    return _mm512_mask_add_ps(s, ne, s, e);
+}
+
+#define V __m512
+#define VW 16
+#define ATTR ACLK_TARGET_AVX512
+#define SFX(name) name##_avx512
+#define V_SET1(f) _mm512_set1_ps(f)
+#define V_ADD(a, b) _mm512_add_ps(a, b)
+#define V_SUB(a, b) _mm512_sub_ps(a, b)
+#define V_MUL(a, b) _mm512_mul_ps(a, b)
+#define V_DIV(a, b) _mm512_div_ps(a, b)
+#define V_MAX(a, b) _mm512_max_ps(a, b)
+#define V_FNMA(a, b, c) _mm512_fnmadd_ps(a, b, c)
+#define V_EXP(d) r5_exp(d)
+#define V_EXPN(d) r5_exp_neg(d)
+#define V_LD(p, bf) r5_ld(p, bf)
+#define V_LDN(p, n, bf, pad) r5_ldn(p, n, bf, pad)
+#define V_ST(p, v, bf) _mm256_storeu_si256((__m256i *)(p), r5_cvt_out(v, bf))
+#define V_STN(p, v, n, bf) _mm256_mask_storeu_epi16(p, r5_mask(n), r5_cvt_out(v, bf))
+#define V_LDF(p) _mm512_loadu_ps(p)
+#define V_LDFN(p, n) _mm512_maskz_loadu_ps(r5_mask(n), p)
+#define V_STF(p, v) _mm512_storeu_ps(p, v)
+#define V_STFN(p, v, n) _mm512_mask_storeu_ps(p, r5_mask(n), v)
+#define V_CNT_EQ0(c, d) r5_cnt_eq0(c, d)
+#define V_ADD_NE0(s, d, e) r5_add_ne0(s, d, e)
+#define V_HSUM(v) _mm512_reduce_add_ps(v)
+#define V_HMAX(v) _mm512_reduce_max_ps(v)
+#define R_STREAM(d, s, n) r_stream16(d, s, n)
+#include "softmax_relaxed_body.h"
+#undef V
+#undef VW
+#undef ATTR
+#undef SFX
+#undef V_SET1
+#undef V_ADD
+#undef V_SUB
+#undef V_MUL
+#undef V_DIV
+#undef V_MAX
+#undef V_FNMA
+#undef V_EXP
+#undef V_EXPN
+#undef V_LD
+#undef V_LDN
+#undef V_ST
+#undef V_STN
+#undef V_LDF
+#undef V_LDFN
+#undef V_STF
+#undef V_STFN
+#undef V_CNT_EQ0
+#undef V_ADD_NE0
+#undef V_HSUM
+#undef V_HMAX
+#undef R_STREAM
+#endif /* ACLK_X86 */
+
+/* ------------------------------------------------------------------ entry points ---- */
+
+/* items per chunk: about RCHUNK elements, and at least 16 chunks when there are that many
+   items (a shape-only choice) */
+static int64_t r_grain(int64_t items, int64_t elems_per_item)
+{
+    int64_t g = RCHUNK / (elems_per_item > 0 ? elems_per_item : 1);
+    const int64_t even = (items + 15) / 16;
+    if (g > even)
+        g = even;
+    return g < 1 ? 1 : g;
+}
+
+/* the column block width: whole rows of up to RWMAX columns, else a multiple of 32 columns
+   (at least 64) whose block of axis x W halves is about RCOL_BYTES, so that its later passes
+   read L2 */
+static int64_t r_width(int64_t axis, int64_t inner)
+{
+    if (inner <= RWMAX)
+        return inner;
+    int64_t w = (RCOL_BYTES / 2 / axis) & ~(int64_t)31;
+    return w < 64 ? 64 : (w > RWMAX ? RWMAX : w);
+}
 
 int aclk_softmax_fwd_relaxed(int dtype, const void *x, void *y, int64_t outer, int64_t axis,
                              int64_t inner, int log_softmax)
 {
     if (dtype != ACLK_F16 && dtype != ACLK_BF16)
         return -1;
-    return aclk_softmax_fwd(dtype, x, y, outer, axis, inner, log_softmax);
+    if (outer <= 0 || axis <= 0 || inner <= 0)
+        return 0;
+    const int level = aclk_isa_level();
+    rfwd_args c = {dtype, log_softmax != 0, aclk_use_nt(outer * axis * inner * 2), x, y,
+                   outer, axis, inner, 0, 0};
+    aclk_range_fn fn;
+    int64_t items, epi;
+    if (inner == 1) {
+        items = outer, epi = axis;
+#if defined(ACLK_X86)
+        fn = level >= ACLK_ISA_AVX512 ? fwd_rows_chunk_avx512
+             : level >= ACLK_ISA_AVX2 ? fwd_rows_chunk_avx2 : fwd_rows_chunk_generic;
+#else
+        fn = fwd_rows_chunk_generic;
+#endif
+    } else {
+        c.W = r_width(axis, inner);
+        c.nblk = (inner + c.W - 1) / c.W;
+        items = outer * c.nblk, epi = axis * c.W;
+#if defined(ACLK_X86)
+        fn = level >= ACLK_ISA_AVX512 ? fwd_cols_chunk_avx512
+             : level >= ACLK_ISA_AVX2 ? fwd_cols_chunk_avx2 : fwd_cols_chunk_generic;
+#else
+        fn = fwd_cols_chunk_generic;
+#endif
+    }
+    (void)level;
+    aclk_parallel_for(items, r_grain(items, epi), fn, &c);
+    return 0;
 }
 
 int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *out,
@@ -17,5 +596,33 @@ int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *o
 {
     if (dtype != ACLK_F16 && dtype != ACLK_BF16)
         return -1;
-    return aclk_softmax_bwd(dtype, grad, y, out, outer, axis, inner, log_softmax);
+    if (outer <= 0 || axis <= 0 || inner <= 0)
+        return 0;
+    const int level = aclk_isa_level();
+    rbwd_args c = {dtype, log_softmax != 0, aclk_use_nt(outer * axis * inner * 2), grad, y, out,
+                   outer, axis, inner, 0, 0};
+    aclk_range_fn fn;
+    int64_t items, epi;
+    if (inner == 1) {
+        items = outer, epi = axis;
+#if defined(ACLK_X86)
+        fn = level >= ACLK_ISA_AVX512 ? bwd_rows_chunk_avx512
+             : level >= ACLK_ISA_AVX2 ? bwd_rows_chunk_avx2 : bwd_rows_chunk_generic;
+#else
+        fn = bwd_rows_chunk_generic;
+#endif
+    } else {
+        c.W = r_width(axis, inner);
+        c.nblk = (inner + c.W - 1) / c.W;
+        items = outer * c.nblk, epi = axis * c.W;
+#if defined(ACLK_X86)
+        fn = level >= ACLK_ISA_AVX512 ? bwd_cols_chunk_avx512
+             : level >= ACLK_ISA_AVX2 ? bwd_cols_chunk_avx2 : bwd_cols_chunk_generic;
+#else
+        fn = bwd_cols_chunk_generic;
+#endif
+    }
+    (void)level;
+    aclk_parallel_for(items, r_grain(items, epi), fn, &c);
+    return 0;
 }

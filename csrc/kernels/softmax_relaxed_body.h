@@ -1,0 +1,498 @@
+/*
+ * softmax_relaxed_body.h: the relaxed softmax kernels' body, included by softmax_relaxed.c once
+ * per ISA level with the vector operations of that level defined (see there for their meaning):
+ * V (a vector of VW floats), V_LD / V_LDN / V_ST / V_STN (16-bit loads and stores, whole and
+ * partial), V_EXP (V_EXPN: for d <= 0 or NaN), V_FNMA (c - a*b), V_CNT_EQ0 / V_ADD_NE0 (the
+ * max-term count and the sum of the other terms), V_HSUM / V_HMAX, ATTR (the level's target
+ * attribute), SFX(name).
+ * No include guard: it is meant to be included several times.
+ */
+
+/* ------------------------------------------------------------------ forward rows ---- */
+
+/* one row of n elements at xr: max, exps (kept in eb when n <= RROWBUF), normalise */
+static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
+    const rfwd_args *c, const uint16_t *xr, uint16_t *yr, int64_t n, const char *pf,
+    float *eb, uint16_t *hb, const int bf, const int lg)
+{
+    const uint16_t pad = bf ? BF16_NEG_INF : F16_NEG_INF;
+    /* pass 1: max (a NaN may or may not win it: either way it reaches every output through
+       the sum) */
+    V m0 = V_SET1(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+    int64_t k = 0;
+    for (; k + 4 * VW <= n; k += 4 * VW) {
+        m0 = V_MAX(m0, V_LD(xr + k, bf));
+        m1 = V_MAX(m1, V_LD(xr + k + VW, bf));
+        m2 = V_MAX(m2, V_LD(xr + k + 2 * VW, bf));
+        m3 = V_MAX(m3, V_LD(xr + k + 3 * VW, bf));
+    }
+    for (; k + VW <= n; k += VW)
+        m0 = V_MAX(m0, V_LD(xr + k, bf));
+    if (k < n)
+        m1 = V_MAX(m1, V_LDN(xr + k, n - k, bf, pad));
+    const V vm = V_SET1(V_HMAX(V_MAX(V_MAX(m0, m1), V_MAX(m2, m3))));
+
+    /* pass 2: e = exp(x - m) and its sum (log-softmax: the count of d == 0, the max terms,
+       and the sum of the others), the next row prefetched a part per RPF_BLOCK elements */
+    const int keep = !lg && n <= RROWBUF;
+    const int64_t nparts = (n + RPF_BLOCK - 1) / RPF_BLOCK;
+    V s0 = V_SET1(0.0f), s1 = s0, c0 = s0, c1 = s0;
+    for (int64_t i = 0; i < nparts; i++) {
+        const int64_t k0 = i * RPF_BLOCK, k1 = k0 + RPF_BLOCK < n ? k0 + RPF_BLOCK : n;
+        for (k = k0; k + 2 * VW <= k1; k += 2 * VW) {
+            const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);
+            const V e0 = V_EXPN(d0), e1 = V_EXPN(d1);
+            if (lg) {
+                c0 = V_CNT_EQ0(c0, d0), s0 = V_ADD_NE0(s0, d0, e0);
+                c1 = V_CNT_EQ0(c1, d1), s1 = V_ADD_NE0(s1, d1, e1);
+            } else {
+                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+                if (keep)
+                    V_STF(eb + k, e0), V_STF(eb + k + VW, e1);
+            }
+        }
+        for (; k < k1; k += VW) {
+            const int64_t len = k1 - k < VW ? k1 - k : VW;
+            const V d0 = V_SUB(len < VW ? V_LDN(xr + k, len, bf, pad) : V_LD(xr + k, bf), vm);
+            const V e0 = V_EXPN(d0);
+            if (lg) {
+                c0 = V_CNT_EQ0(c0, d0), s0 = V_ADD_NE0(s0, d0, e0);
+            } else {
+                s0 = V_ADD(s0, e0);
+                if (keep)
+                    V_STF(eb + k, e0);
+            }
+        }
+        r_prefetch_part(pf, n * 2, i, nparts);
+    }
+    const float s = V_HSUM(V_ADD(s0, s1));
+    const V vf = V_SET1(lg ? r_lse(V_HSUM(V_ADD(c0, c1)), s) : 1.0f / s);
+
+    /* pass 3: the outputs, a piece at a time (streamed from hb when c->nt) */
+    for (int64_t p0 = 0; p0 < n; p0 += RPIECE) {
+        const int64_t len = n - p0 < RPIECE ? n - p0 : RPIECE;
+        uint16_t *d = c->nt ? hb : yr + p0;
+        const uint16_t *xp = xr + p0;
+        for (k = 0; k < len; k += VW) {
+            const int64_t l = len - k < VW ? len - k : VW;
+            V v;
+            if (lg) {
+                v = V_SUB(V_SUB(l < VW ? V_LDN(xp + k, l, bf, pad) : V_LD(xp + k, bf), vm), vf);
+            } else {
+                const V e = keep ? (l < VW ? V_LDFN(eb + p0 + k, l) : V_LDF(eb + p0 + k))
+                                 : V_EXPN(V_SUB(l < VW ? V_LDN(xp + k, l, bf, pad)
+                                                      : V_LD(xp + k, bf), vm));
+                v = V_MUL(e, vf);
+            }
+            if (l < VW)
+                V_STN(d + k, v, l, bf);
+            else
+                V_ST(d + k, v, bf);
+        }
+        if (c->nt)
+            R_STREAM(yr + p0, hb, len);
+    }
+}
+
+static ATTR void SFX(fwd_rows_chunk)(void *ctx, int64_t r0, int64_t r1)
+{
+    const rfwd_args *c = (const rfwd_args *)ctx;
+    float eb[RROWBUF];
+    uint16_t hb[RPIECE];
+    const int64_t n = c->axis;
+    for (int64_t r = r0; r < r1; r++) {
+        const uint16_t *xr = (const uint16_t *)c->x + r * n;
+        uint16_t *yr = (uint16_t *)c->y + r * n;
+        const char *pf = r + 1 < r1 ? (const char *)(xr + n) : NULL;
+        if (c->lg) {
+            if (c->dt == ACLK_BF16)
+                SFX(fwd_row)(c, xr, yr, n, pf, eb, hb, 1, 1);
+            else
+                SFX(fwd_row)(c, xr, yr, n, pf, eb, hb, 0, 1);
+        } else {
+            if (c->dt == ACLK_BF16)
+                SFX(fwd_row)(c, xr, yr, n, pf, eb, hb, 1, 0);
+            else
+                SFX(fwd_row)(c, xr, yr, n, pf, eb, hb, 0, 0);
+        }
+    }
+    if (c->nt)
+        aclk_nt_fence();
+}
+
+/* --------------------------------------------------------------- forward columns ---- */
+
+/* one block: outer index o, columns [i0, i0 + w) over the whole axis (a-rows inner apart);
+   pf: the next block's first element, or NULL */
+static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
+    const rfwd_args *c, int64_t base, int64_t w, const uint16_t *pf, int64_t pfw, rcol_ws *ws,
+    const int bf, const int lg)
+{
+    const uint16_t pad = bf ? BF16_NEG_INF : F16_NEG_INF;
+    const int64_t axis = c->axis, inner = c->inner;
+    const uint16_t *x = (const uint16_t *)c->x + base;
+    uint16_t *y = (uint16_t *)c->y + base;
+    float *macc = ws->macc, *sacc = ws->sacc, *cacc = ws->cacc;
+    const int64_t wv = w / VW * VW;
+
+    for (int64_t j = 0; j < w; j++)
+        macc[j] = -INFINITY, sacc[j] = 0.0f, cacc[j] = 0.0f;
+    /* pass 1: column max */
+    for (int64_t a = 0; a < axis; a++) {
+        const uint16_t *xa = x + a * inner;
+        int64_t j = 0;
+        for (; j < wv; j += VW)
+            V_STF(macc + j, V_MAX(V_LDF(macc + j), V_LD(xa + j, bf)));
+        if (j < w)
+            V_STFN(macc + j, V_MAX(V_LDFN(macc + j, w - j), V_LDN(xa + j, w - j, bf, pad)),
+                   w - j);
+    }
+    /* pass 2: column sums of exp(x - m) (log-softmax: max-term counts and the other terms'
+       sums), the next block prefetched a-row by a-row */
+    for (int64_t a = 0; a < axis; a++) {
+        const uint16_t *xa = x + a * inner;
+        for (int64_t j = 0; j < w; j += VW) {
+            const int64_t l = w - j < VW ? w - j : VW;
+            const V d = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
+                              l < VW ? V_LDFN(macc + j, l) : V_LDF(macc + j));
+            const V e = V_EXPN(d);
+            if (l < VW) {
+                if (lg)
+                    V_STFN(cacc + j, V_CNT_EQ0(V_LDFN(cacc + j, l), d), l);
+                V_STFN(sacc + j, lg ? V_ADD_NE0(V_LDFN(sacc + j, l), d, e)
+                                    : V_ADD(V_LDFN(sacc + j, l), e), l);
+            } else {
+                if (lg)
+                    V_STF(cacc + j, V_CNT_EQ0(V_LDF(cacc + j), d));
+                V_STF(sacc + j, lg ? V_ADD_NE0(V_LDF(sacc + j), d, e) : V_ADD(V_LDF(sacc + j), e));
+            }
+        }
+        if (pf)
+            r_prefetch_run(pf + a * inner, pfw * 2);
+    }
+    /* sacc becomes the factor: 1/sum, or log-softmax's log of the sum */
+    if (lg)
+        r_lse_n(cacc, sacc, w);
+    else
+        r_recip_n(sacc, w);
+    /* pass 3: outputs */
+    for (int64_t a = 0; a < axis; a++) {
+        const uint16_t *xa = x + a * inner;
+        uint16_t *ya = y + a * inner, *d = c->nt ? ws->hb : ya;
+        for (int64_t j = 0; j < w; j += VW) {
+            const int64_t l = w - j < VW ? w - j : VW;
+            const V dx = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
+                               l < VW ? V_LDFN(macc + j, l) : V_LDF(macc + j));
+            const V f = l < VW ? V_LDFN(sacc + j, l) : V_LDF(sacc + j);
+            const V v = lg ? V_SUB(dx, f) : V_MUL(V_EXPN(dx), f);
+            if (l < VW)
+                V_STN(d + j, v, l, bf);
+            else
+                V_ST(d + j, v, bf);
+        }
+        if (c->nt)
+            R_STREAM(ya, ws->hb, w);
+    }
+}
+
+
+/* A block of a short axis (axis <= RSMALL): one column vector at a time, its axis values held
+   in xv (registers / L1) through max, exp and output, so that each element is read from memory
+   once and its exp computed once; the columns RPF_COLS ahead prefetched a line per a-row.
+   Stored normally even when c->nt: runs of VW elements cannot be streamed in whole lines. */
+static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
+    const rfwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
+{
+    const uint16_t pad = bf ? BF16_NEG_INF : F16_NEG_INF;
+    const int64_t axis = c->axis, inner = c->inner;
+    const uint16_t *x = (const uint16_t *)c->x + base;
+    uint16_t *y = (uint16_t *)c->y + base;
+    V xv[RSMALL];
+    for (int64_t j = 0; j < w; j += VW) {
+        const int64_t l = w - j < VW ? w - j : VW;
+        if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
+            for (int64_t a = 0; a < axis; a++)
+                __builtin_prefetch(x + a * inner + j + RPF_COLS, 0, 3);
+        V m = V_SET1(-INFINITY);
+        for (int64_t a = 0; a < axis; a++) {
+            xv[a] = l < VW ? V_LDN(x + a * inner + j, l, bf, pad) : V_LD(x + a * inner + j, bf);
+            m = V_MAX(m, xv[a]);
+        }
+        V s = V_SET1(0.0f), k = s, f;
+        for (int64_t a = 0; a < axis; a++) {
+            const V d = V_SUB(xv[a], m), e = V_EXPN(d);
+            if (lg) {
+                k = V_CNT_EQ0(k, d), s = V_ADD_NE0(s, d, e);
+                xv[a] = d;
+            } else {
+                s = V_ADD(s, e);
+                xv[a] = e;
+            }
+        }
+        if (lg) {
+            float kk[VW], ss[VW];
+            V_STF(kk, k), V_STF(ss, s);
+            r_lse_n(kk, ss, VW);
+            f = V_LDF(ss);
+        } else {
+            f = V_DIV(V_SET1(1.0f), s);
+        }
+        for (int64_t a = 0; a < axis; a++) {
+            const V v = lg ? V_SUB(xv[a], f) : V_MUL(xv[a], f);
+            uint16_t *d = y + a * inner + j;
+            if (l < VW)
+                V_STN(d, v, l, bf);
+            else
+                V_ST(d, v, bf);
+        }
+    }
+}
+
+static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
+{
+    const rfwd_args *c = (const rfwd_args *)ctx;
+    rcol_ws ws;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t base, w, pbase = 0, pw = 0;
+        r_block(c->axis, c->inner, c->W, c->nblk, t, &base, &w);
+        if (t + 1 < t1)
+            r_block(c->axis, c->inner, c->W, c->nblk, t + 1, &pbase, &pw);
+        const uint16_t *pf = t + 1 < t1 ? (const uint16_t *)c->x + pbase : NULL;
+        if (c->axis <= RSMALL && c->inner >= VW) {
+            /* prefetch up to the end of this a-row's columns (the next block of the chunk
+               continues them) */
+            const int64_t i0 = (t % c->nblk) * c->W;
+            const int64_t pf_end = (t + 1 < t1 && pbase == base + w ? c->inner : i0 + w) - i0;
+            if (c->lg) {
+                if (c->dt == ACLK_BF16)
+                    SFX(fwd_block_small)(c, base, w, pf_end, 1, 1);
+                else
+                    SFX(fwd_block_small)(c, base, w, pf_end, 0, 1);
+            } else {
+                if (c->dt == ACLK_BF16)
+                    SFX(fwd_block_small)(c, base, w, pf_end, 1, 0);
+                else
+                    SFX(fwd_block_small)(c, base, w, pf_end, 0, 0);
+            }
+            continue;
+        }
+        if (c->lg) {
+            if (c->dt == ACLK_BF16)
+                SFX(fwd_block)(c, base, w, pf, pw, &ws, 1, 1);
+            else
+                SFX(fwd_block)(c, base, w, pf, pw, &ws, 0, 1);
+        } else {
+            if (c->dt == ACLK_BF16)
+                SFX(fwd_block)(c, base, w, pf, pw, &ws, 1, 0);
+            else
+                SFX(fwd_block)(c, base, w, pf, pw, &ws, 0, 0);
+        }
+    }
+    if (c->nt)
+        aclk_nt_fence();
+}
+
+/* ------------------------------------------------------------------ backward rows ---- */
+
+/* one row: s = sum(g*y) (lg: sum(g)), then out = (g - s)*y (lg: g - s*exp(y)) */
+static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
+    const rbwd_args *c, int64_t base, int64_t n, const char *pfg, const char *pfy,
+    uint16_t *hb, const int bf, const int lg)
+{
+    const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
+    uint16_t *out = (uint16_t *)c->out + base;
+    V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0;
+    int64_t k = 0;
+    for (; k + 4 * VW <= n; k += 4 * VW) {
+        if (lg) {
+            s0 = V_ADD(s0, V_LD(g + k, bf));
+            s1 = V_ADD(s1, V_LD(g + k + VW, bf));
+            s2 = V_ADD(s2, V_LD(g + k + 2 * VW, bf));
+            s3 = V_ADD(s3, V_LD(g + k + 3 * VW, bf));
+        } else {
+            s0 = V_ADD(s0, V_MUL(V_LD(g + k, bf), V_LD(y + k, bf)));
+            s1 = V_ADD(s1, V_MUL(V_LD(g + k + VW, bf), V_LD(y + k + VW, bf)));
+            s2 = V_ADD(s2, V_MUL(V_LD(g + k + 2 * VW, bf), V_LD(y + k + 2 * VW, bf)));
+            s3 = V_ADD(s3, V_MUL(V_LD(g + k + 3 * VW, bf), V_LD(y + k + 3 * VW, bf)));
+        }
+    }
+    for (; k < n; k += VW) {
+        const int64_t l = n - k < VW ? n - k : VW;
+        const V vg = l < VW ? V_LDN(g + k, l, bf, 0) : V_LD(g + k, bf);
+        s0 = V_ADD(s0, lg ? vg : V_MUL(vg, l < VW ? V_LDN(y + k, l, bf, 0) : V_LD(y + k, bf)));
+    }
+    const V vs = V_SET1(V_HSUM(V_ADD(V_ADD(s0, s1), V_ADD(s2, s3))));
+    const int64_t nparts = (n + RPIECE - 1) / RPIECE;
+    for (int64_t i = 0; i < nparts; i++) {
+        const int64_t p0 = i * RPIECE, len = n - p0 < RPIECE ? n - p0 : RPIECE;
+        uint16_t *d = c->nt ? hb : out + p0;
+        for (k = 0; k < len; k += VW) {
+            const int64_t l = len - k < VW ? len - k : VW;
+            const V vg = l < VW ? V_LDN(g + p0 + k, l, bf, 0) : V_LD(g + p0 + k, bf);
+            const V vy = l < VW ? V_LDN(y + p0 + k, l, bf, 0) : V_LD(y + p0 + k, bf);
+            const V v = lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy);
+            if (l < VW)
+                V_STN(d + k, v, l, bf);
+            else
+                V_ST(d + k, v, bf);
+        }
+        if (c->nt)
+            R_STREAM(out + p0, hb, len);
+        r_prefetch_part(pfg, n * 2, i, nparts);
+        r_prefetch_part(pfy, n * 2, i, nparts);
+    }
+}
+
+static ATTR void SFX(bwd_rows_chunk)(void *ctx, int64_t r0, int64_t r1)
+{
+    const rbwd_args *c = (const rbwd_args *)ctx;
+    uint16_t hb[RPIECE];
+    const int64_t n = c->axis;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t base = r * n;
+        const char *pfg = NULL, *pfy = NULL;
+        if (r + 1 < r1) {
+            pfg = (const char *)((const uint16_t *)c->g + base + n);
+            pfy = (const char *)((const uint16_t *)c->yv + base + n);
+        }
+        if (c->lg) {
+            if (c->dt == ACLK_BF16)
+                SFX(bwd_row)(c, base, n, pfg, pfy, hb, 1, 1);
+            else
+                SFX(bwd_row)(c, base, n, pfg, pfy, hb, 0, 1);
+        } else {
+            if (c->dt == ACLK_BF16)
+                SFX(bwd_row)(c, base, n, pfg, pfy, hb, 1, 0);
+            else
+                SFX(bwd_row)(c, base, n, pfg, pfy, hb, 0, 0);
+        }
+    }
+    if (c->nt)
+        aclk_nt_fence();
+}
+
+/* -------------------------------------------------------------- backward columns ---- */
+
+static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
+    const rbwd_args *c, int64_t base, int64_t w, int64_t pbase, int64_t pw, rcol_ws *ws,
+    const int bf, const int lg)
+{
+    const int64_t axis = c->axis, inner = c->inner, wv = w / VW * VW;
+    const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
+    uint16_t *out = (uint16_t *)c->out + base;
+    float *sacc = ws->sacc;
+    for (int64_t j = 0; j < w; j++)
+        sacc[j] = 0.0f;
+    /* pass 1: column sums of g*y (lg: of g) */
+    for (int64_t a = 0; a < axis; a++) {
+        const uint16_t *ga = g + a * inner, *ya = y + a * inner;
+        int64_t j = 0;
+        for (; j < wv; j += VW) {
+            const V vg = V_LD(ga + j, bf);
+            V_STF(sacc + j, V_ADD(V_LDF(sacc + j), lg ? vg : V_MUL(vg, V_LD(ya + j, bf))));
+        }
+        if (j < w) {
+            const V vg = V_LDN(ga + j, w - j, bf, 0);
+            V_STFN(sacc + j, V_ADD(V_LDFN(sacc + j, w - j),
+                                   lg ? vg : V_MUL(vg, V_LDN(ya + j, w - j, bf, 0))), w - j);
+        }
+    }
+    /* pass 2: outputs, the next block prefetched a-row by a-row */
+    for (int64_t a = 0; a < axis; a++) {
+        const uint16_t *ga = g + a * inner, *ya = y + a * inner;
+        uint16_t *oa = out + a * inner, *d = c->nt ? ws->hb : oa;
+        for (int64_t j = 0; j < w; j += VW) {
+            const int64_t l = w - j < VW ? w - j : VW;
+            const V vg = l < VW ? V_LDN(ga + j, l, bf, 0) : V_LD(ga + j, bf);
+            const V vy = l < VW ? V_LDN(ya + j, l, bf, 0) : V_LD(ya + j, bf);
+            const V vs = l < VW ? V_LDFN(sacc + j, l) : V_LDF(sacc + j);
+            const V v = lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy);
+            if (l < VW)
+                V_STN(d + j, v, l, bf);
+            else
+                V_ST(d + j, v, bf);
+        }
+        if (c->nt)
+            R_STREAM(oa, ws->hb, w);
+        if (pw) {
+            r_prefetch_run((const uint16_t *)c->g + pbase + a * inner, pw * 2);
+            r_prefetch_run((const uint16_t *)c->yv + pbase + a * inner, pw * 2);
+        }
+    }
+}
+
+
+/* backward blocks of a short axis, one column vector at a time as fwd_block_small: grad and
+   y read from memory once */
+static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
+    const rbwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
+{
+    const int64_t axis = c->axis, inner = c->inner;
+    const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
+    uint16_t *out = (uint16_t *)c->out + base;
+    V gv[RSMALL], yv[RSMALL];
+    for (int64_t j = 0; j < w; j += VW) {
+        const int64_t l = w - j < VW ? w - j : VW;
+        if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
+            for (int64_t a = 0; a < axis; a++) {
+                __builtin_prefetch(g + a * inner + j + RPF_COLS, 0, 3);
+                __builtin_prefetch(y + a * inner + j + RPF_COLS, 0, 3);
+            }
+        V s = V_SET1(0.0f);
+        for (int64_t a = 0; a < axis; a++) {
+            const int64_t o = a * inner + j;
+            gv[a] = l < VW ? V_LDN(g + o, l, bf, 0) : V_LD(g + o, bf);
+            yv[a] = l < VW ? V_LDN(y + o, l, bf, 0) : V_LD(y + o, bf);
+            s = V_ADD(s, lg ? gv[a] : V_MUL(gv[a], yv[a]));
+        }
+        for (int64_t a = 0; a < axis; a++) {
+            const V v = lg ? V_FNMA(s, V_EXP(yv[a]), gv[a]) : V_MUL(V_SUB(gv[a], s), yv[a]);
+            uint16_t *d = out + a * inner + j;
+            if (l < VW)
+                V_STN(d, v, l, bf);
+            else
+                V_ST(d, v, bf);
+        }
+    }
+}
+
+static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
+{
+    const rbwd_args *c = (const rbwd_args *)ctx;
+    rcol_ws ws;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t base, w, pbase = 0, pw = 0;
+        r_block(c->axis, c->inner, c->W, c->nblk, t, &base, &w);
+        if (t + 1 < t1)
+            r_block(c->axis, c->inner, c->W, c->nblk, t + 1, &pbase, &pw);
+        if (c->axis <= RSMALL && c->inner >= VW) {
+            const int64_t i0 = (t % c->nblk) * c->W;
+            const int64_t pf_end = (t + 1 < t1 && pbase == base + w ? c->inner : i0 + w) - i0;
+            if (c->lg) {
+                if (c->dt == ACLK_BF16)
+                    SFX(bwd_block_small)(c, base, w, pf_end, 1, 1);
+                else
+                    SFX(bwd_block_small)(c, base, w, pf_end, 0, 1);
+            } else {
+                if (c->dt == ACLK_BF16)
+                    SFX(bwd_block_small)(c, base, w, pf_end, 1, 0);
+                else
+                    SFX(bwd_block_small)(c, base, w, pf_end, 0, 0);
+            }
+            continue;
+        }
+        if (c->lg) {
+            if (c->dt == ACLK_BF16)
+                SFX(bwd_block)(c, base, w, pbase, pw, &ws, 1, 1);
+            else
+                SFX(bwd_block)(c, base, w, pbase, pw, &ws, 0, 1);
+        } else {
+            if (c->dt == ACLK_BF16)
+                SFX(bwd_block)(c, base, w, pbase, pw, &ws, 1, 0);
+            else
+                SFX(bwd_block)(c, base, w, pbase, pw, &ws, 0, 0);
+        }
+    }
+    if (c->nt)
+        aclk_nt_fence();
+}
