@@ -41,7 +41,17 @@ def ref_softmax(x, dim: int, log: bool, inf_as_zero: bool = False) -> np.ndarray
         m = np.max(x, axis=dim, keepdims=True)
         e = np.exp(x - m)
         s = np.sum(e, axis=dim, keepdims=True)
-        d = (x - m) - np.log(s) if log else e / s
+        if log:
+            # log(sum) = log(k) + log1p(rest / k) with k the elements at the max: log(s) of an
+            # s = 1 + 1e-14 would lose the tiny outputs of a dominant element's log-softmax
+            top = x == m
+            k = np.sum(top, axis=dim, keepdims=True)
+            rest = np.sum(np.where(top, 0.0, e), axis=dim, keepdims=True)
+            lse = np.where(k > 0, np.log(np.maximum(k, 1)) + np.log1p(rest / np.maximum(k, 1)),
+                           np.log(s))
+            d = (x - m) - lse
+        else:
+            d = e / s
     if inf_as_zero and not log:
         all_ninf = np.all(x == -np.inf, axis=dim, keepdims=True)
         d = np.where(all_ninf, 0.0, d)

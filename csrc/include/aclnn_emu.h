@@ -119,7 +119,8 @@ const char *aclk_hardsigmoid_bwd_impl(int dtype, int64_t n);
    ACLNN_EMU_ACCUMULATION, functional's accumulation=). STRICT is the default and the only mode of
    aclk_softmax_fwd / aclk_softmax_bwd. RELAXED and ANY let float16 / bfloat16 data be computed
    with cheaper arithmetic, every output within 2 ulp of its dtype of the float64 result (the
-   backward operators: within 2^-10 of the largest |term| of the output's slice). */
+   backward operators, whose results cancel toward zero: or within 2^-10 of the largest |term|
+   of the output's slice). */
 #define EMU_ACC_STRICT 0
 #define EMU_ACC_RELAXED 1
 #define EMU_ACC_ANY 2

@@ -216,6 +216,29 @@ ACLK_INLINE void vsum_acc_d(double *restrict acc, const float *restrict x, int64
         acc[k] += (double)x[k];
 }
 
+/* log-softmax's sums: the elements at the column's max are counted (kacc), the others' exps
+   summed (acc; a NaN is not at the max, so it reaches the sum) */
+ACLK_INLINE void vsum_rest_acc_d(double *restrict acc, double *restrict kacc,
+                                 const float *restrict e, const float *restrict x,
+                                 const float *restrict m, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) {
+        const int top = x[k] == m[k];
+        acc[k] += top ? 0.0 : (double)e[k];
+        kacc[k] += top ? 1.0 : 0.0;
+    }
+}
+
+/* log(sum of exps) of a log-softmax column from its count k >= 1 of elements at the max and the
+   sum of the other exps: log(k) + log1p(rest / k). The max terms left out of the sum keep the
+   tiny outputs of a dominant element accurate: log(1 + 1e-14) of a float64 sum would keep only
+   two of their digits. A column with no element at its max (a NaN in it, or all -inf) gives
+   the sum's NaN or log(k); its outputs are NaN either way. */
+ACLK_INLINE double lse_of(double k, double rest)
+{
+    return k > 0.0 ? log(k) + log1p(rest / k) : log(rest);
+}
+
 /* nz[k] |= x[k] != -inf (inf_as_zero: the column is not all -inf) */
 ACLK_INLINE void vnz_acc(uint32_t *restrict nz, const float *restrict x, int64_t n)
 {
@@ -282,13 +305,6 @@ ACLK_INLINE void replicate(void *acc, int64_t R, int64_t w, size_t esz)
         memcpy(p + have * (int64_t)esz, p, (size_t)c * esz);
         have += c;
     }
-}
-
-/* log of a float64 sum s >= 1 (softmax.c): log(sf) + (s - sf)/sf with sf = s rounded to float */
-ACLK_INLINE float log_of_sum(double s)
-{
-    float sf = (float)s;
-    return aclk_log_f32(sf) + (float)(s - (double)sf) / sf;
 }
 
 /* -------------------------------------------------------------- loads and stores ---- */
@@ -592,7 +608,7 @@ static void fetch_f64(const float *src1, const operand *op, int64_t a0, int64_t 
 
 typedef struct {
     float macc[SEG], fac[SEG], xbuf[SEG], ebuf[SEG], dbuf[SEG], gbuf[SEG];
-    double sacc[SEG];
+    double sacc[SEG], kacc[SEG]; /* kacc: log-softmax's count of elements at the max */
     uint32_t nz[SEG];
     int64_t tab[EMU_MAX_POST_OPS][SEG];
     operand ops[EMU_MAX_POST_OPS];
@@ -661,8 +677,9 @@ ACLK_INLINE void item_f32(const ex_ctx *c, int64_t o, int64_t i0, blk_t b, ws_f3
     }
 
     /* pass 2: e = exp(x - m), column sums in float64 */
+    double *kacc = ws->kacc;
     for (int64_t k = 0; k < b.S; k++)
-        sacc[k] = 0.0;
+        sacc[k] = 0.0, kacc[k] = 0.0;
     for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
         const int64_t len = min64(b.R, axis - a0) * b.w;
         float *e = keep ? ws->eblk + a0 * b.w : ebuf;
@@ -670,13 +687,17 @@ ACLK_INLINE void item_f32(const ex_ctx *c, int64_t o, int64_t i0, blk_t b, ws_f3
         /* log-softmax needs the sums only: its exps go to ebuf, eblk keeps the widened x */
         float *eo = lg ? ebuf : e;
         aclk_vexp_sub_f32(px, macc, eo, len);
-        vsum_acc_d(sacc, eo, len);
+        if (lg)
+            vsum_rest_acc_d(sacc, kacc, eo, px, macc, len);
+        else
+            vsum_acc_d(sacc, eo, len);
     }
     fold_sum_d(sacc, b.R, b.w);
-    if (lg)
+    if (lg) {
+        fold_sum_d(kacc, b.R, b.w);
         for (int64_t j = 0; j < b.w; j++)
-            fac[j] = log_of_sum(sacc[j]);
-    else
+            fac[j] = (float)lse_of(kacc[j], sacc[j]);
+    } else
         for (int64_t j = 0; j < b.w; j++)
             fac[j] = (float)(1.0 / sacc[j]);
     replicate(fac, b.R, b.w, sizeof(float));
@@ -723,7 +744,7 @@ ACLK_CLONES static void chunk_f32(void *ctx, int64_t t0, int64_t t1)
  * output pass. */
 
 typedef struct {
-    double macc[SEG], fac[SEG], xbuf[SEG], dbuf[SEG], gbuf[SEG], sacc[SEG];
+    double macc[SEG], fac[SEG], xbuf[SEG], dbuf[SEG], gbuf[SEG], sacc[SEG], kacc[SEG];
     uint32_t nz[SEG];
     int64_t tab[EMU_MAX_POST_OPS][SEG];
     operand ops[EMU_MAX_POST_OPS];
@@ -757,15 +778,27 @@ static void item_f64(const ex_ctx *c, int64_t o, int64_t i0, blk_t b, ws_f64 *ws
     fold_or(nz, b.R, b.w);
     replicate(nz, b.R, b.w, sizeof(uint32_t));
 
+    double *kacc = ws->kacc;
+    for (int64_t k = 0; k < b.S; k++)
+        kacc[k] = 0.0;
     for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
         const int64_t len = min64(b.R, axis - a0) * b.w;
         const double *px = load_f64(dt, c->x, base + a0 * inner, len, ws->xbuf);
-        for (int64_t k = 0; k < len; k++)
-            sacc[k] += exp(px[k] - macc[k]);
+        if (lg) {  /* the max terms counted, not summed (lse_of) */
+            for (int64_t k = 0; k < len; k++) {
+                const int top = px[k] == macc[k];
+                sacc[k] += top ? 0.0 : exp(px[k] - macc[k]);
+                kacc[k] += top ? 1.0 : 0.0;
+            }
+        } else {
+            for (int64_t k = 0; k < len; k++)
+                sacc[k] += exp(px[k] - macc[k]);
+        }
     }
     fold_sum_d(sacc, b.R, b.w);
+    fold_sum_d(kacc, b.R, b.w);
     for (int64_t j = 0; j < b.w; j++)
-        fac[j] = lg ? log(sacc[j]) : sacc[j];
+        fac[j] = lg ? lse_of(kacc[j], sacc[j]) : sacc[j];
     replicate(fac, b.R, b.w, sizeof(double));
 
     for (int64_t a0 = 0; a0 < axis; a0 += b.R) {
