@@ -168,17 +168,25 @@ def special_cases(dname: str):
     """(what, x) with x of shape (rows, axis, 1) and (1, axis, rows): each row a case"""
     dt = DT[dname][1]
     n = 40
-    rows = []
     base = np.linspace(-3.0, 2.0, n)
-    r = base.copy(); r[5] = np.nan; rows.append(r)                  # NaN -> all NaN
-    r = base.copy(); r[7] = np.inf; rows.append(r)                  # +inf -> all NaN
-    rows.append(np.full(n, -np.inf))                                # all -inf -> NaN
-    r = base.copy(); r[::3] = -np.inf; rows.append(r)               # -inf elements -> 0 / -inf
-    r = np.full(n, -20.0); r[[1, 9, 30]] = 4.0; rows.append(r)      # ties at the max
-    r = np.full(n, -30.0); r[11] = 5.0; rows.append(r)              # one dominant element
-    r = base.copy(); r[3] = -np.nan; rows.append(r)                 # negative NaN
-    r = np.full(n, 2.0); rows.append(r)                             # all equal
-    r = base.copy(); r[0] = np.nan; r[1] = np.inf; r[2] = -np.inf; rows.append(r)
+
+    def row(**at):  # base with the given elements set ({index list or slice: value})
+        r = base.copy()
+        for where, v in at.get("set", ()):
+            r[where] = v
+        return r
+
+    rows = [
+        row(set=[(5, np.nan)]),                             # NaN -> all NaN
+        row(set=[(7, np.inf)]),                             # +inf -> all NaN
+        np.full(n, -np.inf),                                # all -inf -> NaN
+        row(set=[(slice(None, None, 3), -np.inf)]),         # -inf elements -> 0 / -inf
+        np.where(np.isin(np.arange(n), [1, 9, 30]), 4.0, -20.0),  # ties at the max
+        np.where(np.arange(n) == 11, 5.0, -30.0),           # one dominant element
+        row(set=[(3, -np.nan)]),                            # negative NaN
+        np.full(n, 2.0),                                    # all equal
+        row(set=[(0, np.nan), (1, np.inf), (2, -np.inf)]),
+    ]
     x = np.array(rows).astype(dt)
     return x
 
