@@ -32,7 +32,12 @@
  * from L1 (kept in a float32 row buffer for softmax up to RROWBUF elements) while the next row
  * of the chunk is prefetched, then normalised and written. Columns (inner > 1): blocks of w <=
  * RWMAX consecutive columns of one outer index over the whole axis, per-column accumulators in
- * L1 arrays, the next block of the chunk prefetched during the exp pass. Chunks of items
+ * L1 arrays, the next block of the chunk prefetched during the output pass. The forward blocks
+ * read the input twice, not three times: a sub-block of about RSUB_BYTES at a time, its column
+ * max joined to a running max, the sums so far rescaled by exp(m_old - m_new) where that rose
+ * (r_rescale: the accurate float32 exp, so each rise costs ~1 float32 ulp of the sum), then the
+ * sub-block's exps from L1; 4-vector strips of columns keep their accumulators in registers
+ * (the arrays' store-load chains through every a-row cost more than the loads). Chunks of items
  * depend on the shape only (aclk_pool.h), so the bits do not depend on the thread count.
  * Outputs larger than half the LLC (aclk_use_nt) are streamed from a small buffer.
  */
@@ -59,7 +64,9 @@
 #define RPIECE 1024    /* output piece (streamed outputs go through a buffer this long) */
 #define RWMAX 1024     /* widest column block */
 #define RCOL_BYTES (512 * 1024) /* target 16-bit bytes of a column block (its re-reads hit L2) */
+#define RSUB_BYTES 16384 /* 16-bit input of a forward column sub-block (re-read from L1) */
 #define RCHUNK 262144  /* elements per parallel chunk */
+#define RCHUNK_FCOLS 1048576 /* forward column blocks (long axis): each prefetches the next */
 #define RSMALL 32      /* axes up to this long: one column vector at a time, in registers */
 #define RPF_COLS 512   /* columns ahead prefetched by the short-axis blocks */
 #define F16_NEG_INF 0xFC00u
@@ -80,7 +87,7 @@ typedef struct {
 } rbwd_args;
 
 typedef struct {
-    float macc[RWMAX], sacc[RWMAX], cacc[RWMAX];
+    float macc[RWMAX], sacc[RWMAX], cacc[RWMAX], nacc[RWMAX];
     uint16_t hb[RWMAX];
 } rcol_ws;
 
@@ -127,6 +134,34 @@ ACLK_INLINE void r_recip_n(float *s, int64_t n)
 {
     for (int64_t j = 0; j < n; j++)
         s[j] = 1.0f / s[j];
+}
+
+/* the forward column blocks' online max: the running max of columns [0, w) went from macc to
+   nm (NaN where either is): where it rose, the sum so far (log-softmax: with the count of the
+   old max terms, each exp(m_old - m_new) now) is rescaled by the accurate exp(m_old - m_new)
+   (relative error ~1 float32 ulp, one per rise) and the count restarts; nm becomes the
+   subtrahend of the sub-block's exps: the max, or 0 where it is -inf (the column -inf so far:
+   its exps 0, not exp(-inf - -inf)) */
+ACLK_INLINE void r_rescale(float *restrict macc, float *restrict nm, float *restrict sacc,
+                           float *restrict cacc, int64_t w, const int lg)
+{
+    for (int64_t j = 0; j < w; j++) {
+        const float mo = macc[j], mn = nm[j];
+        if (mo != mn) {
+            const float f = aclk_exp_neg_f32(mo - mn);
+            sacc[j] = lg ? (sacc[j] + cacc[j]) * f : sacc[j] * f;
+            cacc[j] = 0.0f;
+            macc[j] = mn;
+        }
+        nm[j] = mn == -INFINITY ? 0.0f : mn;
+    }
+}
+
+/* a forward column block's sub-block a-rows: about RSUB_BYTES of 16-bit input */
+ACLK_INLINE int64_t r_sub_rows(int64_t W)
+{
+    const int64_t A = RSUB_BYTES / 2 / W;
+    return A < 4 ? 4 : A;
 }
 
 /* the base element and width of column block t */
@@ -533,11 +568,11 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 
 /* ------------------------------------------------------------------ entry points ---- */
 
-/* items per chunk: about RCHUNK elements, and at least 16 chunks when there are that many
+/* items per chunk: about chunk elements, and at least 16 chunks when there are that many
    items (a shape-only choice) */
-static int64_t r_grain(int64_t items, int64_t elems_per_item)
+static int64_t r_grain(int64_t items, int64_t elems_per_item, int64_t chunk)
 {
-    int64_t g = RCHUNK / (elems_per_item > 0 ? elems_per_item : 1);
+    int64_t g = chunk / (elems_per_item > 0 ? elems_per_item : 1);
     const int64_t even = (items + 15) / 16;
     if (g > even)
         g = even;
@@ -587,7 +622,8 @@ int aclk_softmax_fwd_relaxed(int dtype, const void *x, void *y, int64_t outer, i
 #endif
     }
     (void)level;
-    aclk_parallel_for(items, r_grain(items, epi), fn, &c);
+    const int64_t chunk = inner == 1 || axis <= RSMALL ? RCHUNK : RCHUNK_FCOLS;
+    aclk_parallel_for(items, r_grain(items, epi, chunk), fn, &c);
     return 0;
 }
 
@@ -623,6 +659,6 @@ int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *o
 #endif
     }
     (void)level;
-    aclk_parallel_for(items, r_grain(items, epi), fn, &c);
+    aclk_parallel_for(items, r_grain(items, epi, RCHUNK), fn, &c);
     return 0;
 }

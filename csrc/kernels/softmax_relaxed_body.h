@@ -135,40 +135,93 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     float *macc = ws->macc, *sacc = ws->sacc, *cacc = ws->cacc;
     const int64_t wv = w / VW * VW;
 
+    float *nacc = ws->nacc;
+    /* a-rows per sub-block: about RSUB_BYTES of 16-bit input, re-read from L1 */
+    const int64_t A = r_sub_rows(c->W);
     for (int64_t j = 0; j < w; j++)
         macc[j] = -INFINITY, sacc[j] = 0.0f, cacc[j] = 0.0f;
-    /* pass 1: column max */
-    for (int64_t a = 0; a < axis; a++) {
-        const uint16_t *xa = x + a * inner;
-        int64_t j = 0;
-        for (; j < wv; j += VW)
-            V_STF(macc + j, V_MAX(V_LDF(macc + j), V_LD(xa + j, bf)));
-        if (j < w)
-            V_STFN(macc + j, V_MAX(V_LDFN(macc + j, w - j), V_LDN(xa + j, w - j, bf, pad)),
-                   w - j);
-    }
-    /* pass 2: column sums of exp(x - m) (log-softmax: max-term counts and the other terms'
-       sums), the next block prefetched a-row by a-row */
-    for (int64_t a = 0; a < axis; a++) {
-        const uint16_t *xa = x + a * inner;
-        for (int64_t j = 0; j < w; j += VW) {
-            const int64_t l = w - j < VW ? w - j : VW;
-            const V d = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
-                              l < VW ? V_LDFN(macc + j, l) : V_LDF(macc + j));
-            const V e = V_EXPN(d);
-            if (l < VW) {
-                if (lg)
-                    V_STFN(cacc + j, V_CNT_EQ0(V_LDFN(cacc + j, l), d), l);
-                V_STFN(sacc + j, lg ? V_ADD_NE0(V_LDFN(sacc + j, l), d, e)
-                                    : V_ADD(V_LDFN(sacc + j, l), e), l);
-            } else {
-                if (lg)
-                    V_STF(cacc + j, V_CNT_EQ0(V_LDF(cacc + j), d));
-                V_STF(sacc + j, lg ? V_ADD_NE0(V_LDF(sacc + j), d, e) : V_ADD(V_LDF(sacc + j), e));
+    /* one pass over the block, a sub-block of A a-rows at a time: its column max joined to the
+       running max (nacc), the sums rescaled where it rose (r_rescale), then the sub-block's
+       exps from L1 (log-softmax: max-term counts and the other terms' sums), the next block
+       prefetched a-row by a-row */
+    for (int64_t a0 = 0; a0 < axis; a0 += A) {
+        const int64_t a1 = a0 + A < axis ? a0 + A : axis;
+        memcpy(nacc, macc, (size_t)w * sizeof(float));
+        /* strips of 4 vectors with their accumulators in registers, then the rest */
+        int64_t js = 0;
+        for (; js + 4 * VW <= w; js += 4 * VW) {
+            V m0 = V_LDF(nacc + js), m1 = V_LDF(nacc + js + VW);
+            V m2 = V_LDF(nacc + js + 2 * VW), m3 = V_LDF(nacc + js + 3 * VW);
+            for (int64_t a = a0; a < a1; a++) {
+                const uint16_t *xa = x + a * inner + js;
+                m0 = V_MAX(m0, V_LD(xa, bf));
+                m1 = V_MAX(m1, V_LD(xa + VW, bf));
+                m2 = V_MAX(m2, V_LD(xa + 2 * VW, bf));
+                m3 = V_MAX(m3, V_LD(xa + 3 * VW, bf));
+            }
+            V_STF(nacc + js, m0), V_STF(nacc + js + VW, m1);
+            V_STF(nacc + js + 2 * VW, m2), V_STF(nacc + js + 3 * VW, m3);
+        }
+        for (int64_t a = a0; js < w && a < a1; a++) {
+            const uint16_t *xa = x + a * inner;
+            int64_t j = js;
+            for (; j < wv; j += VW)
+                V_STF(nacc + j, V_MAX(V_LDF(nacc + j), V_LD(xa + j, bf)));
+            if (j < w)
+                V_STFN(nacc + j, V_MAX(V_LDFN(nacc + j, w - j), V_LDN(xa + j, w - j, bf, pad)),
+                       w - j);
+        }
+        r_rescale(macc, nacc, sacc, cacc, w, lg);
+        for (int64_t j = 0; j < js; j += 4 * VW) {
+            const V u0 = V_LDF(nacc + j), u1 = V_LDF(nacc + j + VW);
+            const V u2 = V_LDF(nacc + j + 2 * VW), u3 = V_LDF(nacc + j + 3 * VW);
+            V s0 = V_LDF(sacc + j), s1 = V_LDF(sacc + j + VW);
+            V s2 = V_LDF(sacc + j + 2 * VW), s3 = V_LDF(sacc + j + 3 * VW);
+            V k0 = V_LDF(cacc + j), k1 = V_LDF(cacc + j + VW);
+            V k2 = V_LDF(cacc + j + 2 * VW), k3 = V_LDF(cacc + j + 3 * VW);
+            for (int64_t a = a0; a < a1; a++) {
+                const uint16_t *xa = x + a * inner + j;
+                const V d0 = V_SUB(V_LD(xa, bf), u0), d1 = V_SUB(V_LD(xa + VW, bf), u1);
+                const V d2 = V_SUB(V_LD(xa + 2 * VW, bf), u2);
+                const V d3 = V_SUB(V_LD(xa + 3 * VW, bf), u3);
+                const V e0 = V_EXPN(d0), e1 = V_EXPN(d1), e2 = V_EXPN(d2), e3 = V_EXPN(d3);
+                if (lg) {
+                    k0 = V_CNT_EQ0(k0, d0), s0 = V_ADD_NE0(s0, d0, e0);
+                    k1 = V_CNT_EQ0(k1, d1), s1 = V_ADD_NE0(s1, d1, e1);
+                    k2 = V_CNT_EQ0(k2, d2), s2 = V_ADD_NE0(s2, d2, e2);
+                    k3 = V_CNT_EQ0(k3, d3), s3 = V_ADD_NE0(s3, d3, e3);
+                } else {
+                    s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+                    s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);
+                }
+            }
+            V_STF(sacc + j, s0), V_STF(sacc + j + VW, s1);
+            V_STF(sacc + j + 2 * VW, s2), V_STF(sacc + j + 3 * VW, s3);
+            if (lg) {
+                V_STF(cacc + j, k0), V_STF(cacc + j + VW, k1);
+                V_STF(cacc + j + 2 * VW, k2), V_STF(cacc + j + 3 * VW, k3);
             }
         }
-        if (pf)
-            r_prefetch_run(pf + a * inner, pfw * 2);
+        for (int64_t a = a0; js < w && a < a1; a++) {
+            const uint16_t *xa = x + a * inner;
+            for (int64_t j = js; j < w; j += VW) {
+                const int64_t l = w - j < VW ? w - j : VW;
+                const V d = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
+                                  l < VW ? V_LDFN(nacc + j, l) : V_LDF(nacc + j));
+                const V e = V_EXPN(d);
+                if (l < VW) {
+                    if (lg)
+                        V_STFN(cacc + j, V_CNT_EQ0(V_LDFN(cacc + j, l), d), l);
+                    V_STFN(sacc + j, lg ? V_ADD_NE0(V_LDFN(sacc + j, l), d, e)
+                                        : V_ADD(V_LDFN(sacc + j, l), e), l);
+                } else {
+                    if (lg)
+                        V_STF(cacc + j, V_CNT_EQ0(V_LDF(cacc + j), d));
+                    V_STF(sacc + j,
+                          lg ? V_ADD_NE0(V_LDF(sacc + j), d, e) : V_ADD(V_LDF(sacc + j), e));
+                }
+            }
+        }
     }
     /* sacc becomes the factor: 1/sum, or log-softmax's log of the sum */
     if (lg)
@@ -179,7 +232,20 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     for (int64_t a = 0; a < axis; a++) {
         const uint16_t *xa = x + a * inner;
         uint16_t *ya = y + a * inner, *d = c->nt ? ws->hb : ya;
-        for (int64_t j = 0; j < w; j += VW) {
+        int64_t j = 0;
+        for (; j + 4 * VW <= w; j += 4 * VW) {
+            const V d0 = V_SUB(V_LD(xa + j, bf), V_LDF(macc + j));
+            const V d1 = V_SUB(V_LD(xa + j + VW, bf), V_LDF(macc + j + VW));
+            const V d2 = V_SUB(V_LD(xa + j + 2 * VW, bf), V_LDF(macc + j + 2 * VW));
+            const V d3 = V_SUB(V_LD(xa + j + 3 * VW, bf), V_LDF(macc + j + 3 * VW));
+            const V f0 = V_LDF(sacc + j), f1 = V_LDF(sacc + j + VW);
+            const V f2 = V_LDF(sacc + j + 2 * VW), f3 = V_LDF(sacc + j + 3 * VW);
+            V_ST(d + j, lg ? V_SUB(d0, f0) : V_MUL(V_EXPN(d0), f0), bf);
+            V_ST(d + j + VW, lg ? V_SUB(d1, f1) : V_MUL(V_EXPN(d1), f1), bf);
+            V_ST(d + j + 2 * VW, lg ? V_SUB(d2, f2) : V_MUL(V_EXPN(d2), f2), bf);
+            V_ST(d + j + 3 * VW, lg ? V_SUB(d3, f3) : V_MUL(V_EXPN(d3), f3), bf);
+        }
+        for (; j < w; j += VW) {
             const int64_t l = w - j < VW ? w - j : VW;
             const V dx = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
                                l < VW ? V_LDFN(macc + j, l) : V_LDF(macc + j));
@@ -192,6 +258,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
         }
         if (c->nt)
             R_STREAM(ya, ws->hb, w);
+        if (pf)
+            r_prefetch_run(pf + a * inner, pfw * 2);
     }
 }
 
