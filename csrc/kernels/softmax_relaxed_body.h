@@ -451,10 +451,28 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     float *sacc = ws->sacc;
     for (int64_t j = 0; j < w; j++)
         sacc[j] = 0.0f;
-    /* pass 1: column sums of g*y (lg: of g) */
-    for (int64_t a = 0; a < axis; a++) {
+    /* pass 1: column sums of g*y (lg: of g), strips of 4 vectors in registers, then the rest */
+    int64_t js = 0;
+    for (; js + 4 * VW <= w; js += 4 * VW) {
+        V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0;
+        for (int64_t a = 0; a < axis; a++) {
+            const uint16_t *ga = g + a * inner + js, *ya = y + a * inner + js;
+            if (lg) {
+                s0 = V_ADD(s0, V_LD(ga, bf)), s1 = V_ADD(s1, V_LD(ga + VW, bf));
+                s2 = V_ADD(s2, V_LD(ga + 2 * VW, bf)), s3 = V_ADD(s3, V_LD(ga + 3 * VW, bf));
+            } else {
+                s0 = V_ADD(s0, V_MUL(V_LD(ga, bf), V_LD(ya, bf)));
+                s1 = V_ADD(s1, V_MUL(V_LD(ga + VW, bf), V_LD(ya + VW, bf)));
+                s2 = V_ADD(s2, V_MUL(V_LD(ga + 2 * VW, bf), V_LD(ya + 2 * VW, bf)));
+                s3 = V_ADD(s3, V_MUL(V_LD(ga + 3 * VW, bf), V_LD(ya + 3 * VW, bf)));
+            }
+        }
+        V_STF(sacc + js, s0), V_STF(sacc + js + VW, s1);
+        V_STF(sacc + js + 2 * VW, s2), V_STF(sacc + js + 3 * VW, s3);
+    }
+    for (int64_t a = 0; js < w && a < axis; a++) {
         const uint16_t *ga = g + a * inner, *ya = y + a * inner;
-        int64_t j = 0;
+        int64_t j = js;
         for (; j < wv; j += VW) {
             const V vg = V_LD(ga + j, bf);
             V_STF(sacc + j, V_ADD(V_LDF(sacc + j), lg ? vg : V_MUL(vg, V_LD(ya + j, bf))));
@@ -469,7 +487,15 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     for (int64_t a = 0; a < axis; a++) {
         const uint16_t *ga = g + a * inner, *ya = y + a * inner;
         uint16_t *oa = out + a * inner, *d = c->nt ? ws->hb : oa;
-        for (int64_t j = 0; j < w; j += VW) {
+        int64_t j = 0;
+        for (; j + 4 * VW <= w; j += 4 * VW) {
+            for (int64_t q = 0; q < 4 * VW; q += VW) {
+                const V vg = V_LD(ga + j + q, bf), vy = V_LD(ya + j + q, bf);
+                const V vs = V_LDF(sacc + j + q);
+                V_ST(d + j + q, lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy), bf);
+            }
+        }
+        for (; j < w; j += VW) {
             const int64_t l = w - j < VW ? w - j : VW;
             const V vg = l < VW ? V_LDN(ga + j, l, bf, 0) : V_LD(ga + j, bf);
             const V vy = l < VW ? V_LDN(ya + j, l, bf, 0) : V_LD(ya + j, bf);
