@@ -191,6 +191,16 @@ ACLK_INLINE void r_prefetch_run(const uint16_t *p, int64_t nbytes)
     __builtin_prefetch(q + nbytes - 1, 0, 2);
 }
 
+/* the line at p into cache for writing (prefetchw, a NOP where unsupported) */
+ACLK_INLINE void r_prefetchw(const void *p)
+{
+#if defined(ACLK_X86) && (defined(__GNUC__) || defined(__clang__))
+    __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+    __builtin_prefetch(p, 1, 3);
+#endif
+}
+
 /* ------------------------------------------------------------------ generic level ----
  * One float at a time (VW 1), plain C: the fallback of every machine. */
 

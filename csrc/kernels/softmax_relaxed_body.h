@@ -525,12 +525,41 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
     uint16_t *out = (uint16_t *)c->out + base;
     V gv[RSMALL], yv[RSMALL];
-    for (int64_t j = 0; j < w; j += VW) {
+    int64_t j = 0;
+    /* two column vectors at a time (whole lines, two sum chains), then one */
+    for (; j + 2 * VW <= w; j += 2 * VW) {
+        if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
+            for (int64_t a = 0; a < axis; a++) {
+                __builtin_prefetch(g + a * inner + j + RPF_COLS, 0, 3);
+                __builtin_prefetch(y + a * inner + j + RPF_COLS, 0, 3);
+                r_prefetchw(out + a * inner + j + RPF_COLS);
+            }
+        V s0 = V_SET1(0.0f), s1 = s0;
+        for (int64_t a = 0; a < axis; a++) {
+            const int64_t o = a * inner + j;
+            const V g0 = V_LD(g + o, bf), g1 = V_LD(g + o + VW, bf);
+            if (lg) {
+                s0 = V_ADD(s0, g0), s1 = V_ADD(s1, g1);
+            } else {
+                const V y0 = V_LD(y + o, bf), y1 = V_LD(y + o + VW, bf);
+                s0 = V_ADD(s0, V_MUL(g0, y0)), s1 = V_ADD(s1, V_MUL(g1, y1));
+            }
+        }
+        for (int64_t a = 0; a < axis; a++) {
+            const int64_t o = a * inner + j;
+            const V g0 = V_LD(g + o, bf), g1 = V_LD(g + o + VW, bf);
+            const V y0 = V_LD(y + o, bf), y1 = V_LD(y + o + VW, bf);
+            V_ST(out + o, lg ? V_FNMA(s0, V_EXP(y0), g0) : V_MUL(V_SUB(g0, s0), y0), bf);
+            V_ST(out + o + VW, lg ? V_FNMA(s1, V_EXP(y1), g1) : V_MUL(V_SUB(g1, s1), y1), bf);
+        }
+    }
+    for (; j < w; j += VW) {
         const int64_t l = w - j < VW ? w - j : VW;
         if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
             for (int64_t a = 0; a < axis; a++) {
                 __builtin_prefetch(g + a * inner + j + RPF_COLS, 0, 3);
                 __builtin_prefetch(y + a * inner + j + RPF_COLS, 0, 3);
+                r_prefetchw(out + a * inner + j + RPF_COLS);
             }
         V s = V_SET1(0.0f);
         for (int64_t a = 0; a < axis; a++) {
