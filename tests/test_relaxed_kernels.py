@@ -186,6 +186,8 @@ def special_cases(dname: str):
         row(set=[(3, -np.nan)]),                            # negative NaN
         np.full(n, 2.0),                                    # all equal
         row(set=[(0, np.nan), (1, np.inf), (2, -np.inf)]),
+        np.where(np.arange(n) == 4, 0.0, -4.0),             # log-softmax rows: sum 1.7
+        np.where(np.isin(np.arange(n), [2, 3]), 0.0, -30.0),  # sum 2 + 38 e^-30
     ]
     x = np.array(rows).astype(dt)
     return x

@@ -32,41 +32,50 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
         m1 = V_MAX(m1, V_LDN(xr + k, n - k, bf, pad));
     const V vm = V_SET1(V_HMAX(V_MAX(V_MAX(m0, m1), V_MAX(m2, m3))));
 
-    /* pass 2: e = exp(x - m) and its sum (log-softmax: the count of d == 0, the max terms,
-       and the sum of the others), the next row prefetched a part per RPF_BLOCK elements */
+    /* pass 2: e = exp(x - m) and its sum, the next row prefetched a part per RPF_BLOCK
+       elements */
     const int keep = !lg && n <= RROWBUF;
     const int64_t nparts = (n + RPF_BLOCK - 1) / RPF_BLOCK;
-    V s0 = V_SET1(0.0f), s1 = s0, c0 = s0, c1 = s0;
+    V s0 = V_SET1(0.0f), s1 = s0, c0 = s0;
     for (int64_t i = 0; i < nparts; i++) {
         const int64_t k0 = i * RPF_BLOCK, k1 = k0 + RPF_BLOCK < n ? k0 + RPF_BLOCK : n;
         for (k = k0; k + 2 * VW <= k1; k += 2 * VW) {
             const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);
             const V e0 = V_EXPN(d0), e1 = V_EXPN(d1);
-            if (lg) {
-                c0 = V_CNT_EQ0(c0, d0), s0 = V_ADD_NE0(s0, d0, e0);
-                c1 = V_CNT_EQ0(c1, d1), s1 = V_ADD_NE0(s1, d1, e1);
-            } else {
-                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
-                if (keep)
-                    V_STF(eb + k, e0), V_STF(eb + k + VW, e1);
-            }
+            s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+            if (keep)
+                V_STF(eb + k, e0), V_STF(eb + k + VW, e1);
         }
         for (; k < k1; k += VW) {
             const int64_t len = k1 - k < VW ? k1 - k : VW;
             const V d0 = V_SUB(len < VW ? V_LDN(xr + k, len, bf, pad) : V_LD(xr + k, bf), vm);
             const V e0 = V_EXPN(d0);
-            if (lg) {
-                c0 = V_CNT_EQ0(c0, d0), s0 = V_ADD_NE0(s0, d0, e0);
-            } else {
-                s0 = V_ADD(s0, e0);
-                if (keep)
-                    V_STF(eb + k, e0);
-            }
+            s0 = V_ADD(s0, e0);
+            if (keep)
+                V_STF(eb + k, e0);
         }
         r_prefetch_part(pf, n * 2, i, nparts);
     }
-    const float s = V_HSUM(V_ADD(s0, s1));
-    const V vf = V_SET1(lg ? r_lse(V_HSUM(V_ADD(c0, c1)), s) : 1.0f / s);
+    float s = V_HSUM(V_ADD(s0, s1)), f;
+    if (!lg) {
+        f = 1.0f / s;
+    } else if (s >= 2.0f) {
+        /* log-softmax, the sum at least 2: every output is at least log 2 from 0, so log(s)
+           keeps the sum's relative accuracy (as softmax's 1/s does) */
+        f = aclk_log_f32(s);
+    } else {
+        /* a sum below 2 (one max term and the others' sum below 1: a dominant element, whose
+           output -log1p(s) must keep the small s's digits), or NaN: the exps again, the max
+           terms counted and the others summed, lse = log(k) + log1p(s/k) */
+        s0 = V_SET1(0.0f), s1 = s0;
+        for (k = 0; k < n; k += VW) {
+            const int64_t len = n - k < VW ? n - k : VW;
+            const V d0 = V_SUB(len < VW ? V_LDN(xr + k, len, bf, pad) : V_LD(xr + k, bf), vm);
+            c0 = V_CNT_EQ0(c0, d0), s0 = V_ADD_NE0(s0, d0, V_EXPN(d0));
+        }
+        f = r_lse(V_HSUM(c0), V_HSUM(s0));
+    }
+    const V vf = V_SET1(f);
 
     /* pass 3: the outputs, a piece at a time (streamed from hb when c->nt) */
     for (int64_t p0 = 0; p0 < n; p0 += RPIECE) {
