@@ -390,6 +390,9 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
     int64_t k = 0;
     for (; k + 4 * VW <= n; k += 4 * VW) {
         if (lg) {
+            /* y's lines fetched along with g's (pass 2 reads both) */
+            for (int64_t q = 0; q < 4 * VW * 2; q += 64)
+                __builtin_prefetch((const char *)(y + k) + q, 0, 2);
             s0 = V_ADD(s0, V_LD(g + k, bf));
             s1 = V_ADD(s1, V_LD(g + k + VW, bf));
             s2 = V_ADD(s2, V_LD(g + k + 2 * VW, bf));
@@ -475,6 +478,10 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
         for (int64_t a = 0; a < axis; a++) {
             const uint16_t *ga = g + a * inner + js, *ya = y + a * inner + js;
             if (lg) {
+                /* y is not read here: its a-row's lines fetched along with g's, so that pass 2
+                   finds both in cache */
+                if (js == 0)
+                    r_prefetch_run(y + a * inner, w * 2);
                 s0 = V_ADD(s0, V_LD(ga, bf)), s1 = V_ADD(s1, V_LD(ga + VW, bf));
                 s2 = V_ADD(s2, V_LD(ga + 2 * VW, bf)), s3 = V_ADD(s3, V_LD(ga + 3 * VW, bf));
             } else {
@@ -490,6 +497,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     for (int64_t a = 0; js < w && a < axis; a++) {
         const uint16_t *ga = g + a * inner, *ya = y + a * inner;
         int64_t j = js;
+        if (lg && js == 0)
+            r_prefetch_run(ya, w * 2);
         for (; j < wv; j += VW) {
             const V vg = V_LD(ga + j, bf);
             V_STF(sacc + j, V_ADD(V_LDF(sacc + j), lg ? vg : V_MUL(vg, V_LD(ya + j, bf))));
