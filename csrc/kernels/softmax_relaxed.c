@@ -21,12 +21,21 @@
  *   - log-softmax: lse = log(k) + log1p(s/k), k the count of the max elements (d == 0) and s
  *     the sum of the other exps: the max terms are left out of s so that when one element
  *     dominates (s << 1) its output -log1p(s/k) keeps the exp's relative accuracy instead of
- *     the absolute error of a sum near 1 (which cost ~10 ulp for outputs near 0);
+ *     the absolute error of a sum near 1 (which cost ~10 ulp for outputs near 0). Rows sum
+ *     all the exps first and take lse = log(s) when s >= 2 (every output then at least log 2
+ *     from 0, log(s) as accurate as softmax's 1/s), the split only below 2 (or NaN) in a second
+ *     exp pass;
  *   - softmax_backward out = (g - s)*y (one rounding fewer, no cancellation beyond the
  *     operator's own), log_softmax_backward out = g - s*exp(y) (fused at the vector levels).
  * Special values as the strict kernels: a NaN anywhere in a slice reaches every output through
  * the sum (or the max), +inf gives inf - inf = NaN, an all -inf slice -inf - -inf = NaN, and a
  * -inf element of a finite slice exp(-inf) = 0 (log-softmax: -inf - lse = -inf).
+ * bfloat16 outputs at the AVX-512 level convert with vcvtneps2bf16 where the CPU has it (the
+ * _avx512bf instantiation: the same bits, see there).
+ * Prefetches that decide the cold times (each measured; see the git log): the next block of a
+ * chunk during the outputs pass; the forward blocks' output lines for writing (prefetchw) during
+ * the first pass; log_softmax_backward's y during pass 1 (which reads g only); the short-axis
+ * blocks' output lines with their inputs'.
  *
  * Layouts: rows (inner == 1): each row is read from memory once (max), then its exps computed
  * from L1 (kept in a float32 row buffer for softmax up to RROWBUF elements) while the next row
