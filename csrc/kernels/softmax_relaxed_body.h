@@ -40,6 +40,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
     for (int64_t i = 0; i < nparts; i++) {
         const int64_t k0 = i * RPF_BLOCK, k1 = k0 + RPF_BLOCK < n ? k0 + RPF_BLOCK : n;
         for (k = k0; k + 2 * VW <= k1; k += 2 * VW) {
+            if (!c->nt) /* the output's lines for writing, ahead of pass 3 */
+                r_prefetchw(yr + k);
             const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);
             const V e0 = V_EXPN(d0), e1 = V_EXPN(d1);
             s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
