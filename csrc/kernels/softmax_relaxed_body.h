@@ -298,8 +298,10 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     for (int64_t j = 0; j < w; j += VW) {
         const int64_t l = w - j < VW ? w - j : VW;
         if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
-            for (int64_t a = 0; a < axis; a++)
+            for (int64_t a = 0; a < axis; a++) {
                 __builtin_prefetch(x + a * inner + j + RPF_COLS, 0, 3);
+                r_prefetchw(y + a * inner + j + RPF_COLS);
+            }
         V m = V_SET1(-INFINITY);
         for (int64_t a = 0; a < axis; a++) {
             xv[a] = l < VW ? V_LDN(x + a * inner + j, l, bf, pad) : V_LD(x + a * inner + j, bf);
