@@ -517,6 +517,9 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     for (int64_t a = 0; a < axis; a++) {
         const uint16_t *ga = g + a * inner, *ya = y + a * inner;
         uint16_t *oa = out + a * inner, *d = c->nt ? ws->hb : oa;
+        if (!c->nt && a + 16 < axis) /* the output lines 16 a-rows ahead, for writing */
+            for (int64_t k = 0; k < w * 2; k += 64)
+                r_prefetchw((const char *)(oa + 16 * inner) + k);
         int64_t j = 0;
         for (; j + 4 * VW <= w; j += 4 * VW) {
             for (int64_t q = 0; q < 4 * VW; q += VW) {
