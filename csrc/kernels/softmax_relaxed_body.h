@@ -251,6 +251,9 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     for (int64_t a = 0; a < axis; a++) {
         const uint16_t *xa = x + a * inner;
         uint16_t *ya = y + a * inner, *d = c->nt ? ws->hb : ya;
+        if (!c->nt && !lg && bf && a + 16 < axis) /* bfloat16 softmax: 16 a-rows ahead */
+            for (int64_t k = 0; k < w * 2; k += 64)
+                r_prefetchw((const char *)(ya + 16 * inner) + k);
         int64_t j = 0;
         for (; j + 4 * VW <= w; j += 4 * VW) {
             const V d0 = V_SUB(V_LD(xa + j, bf), V_LDF(macc + j));
