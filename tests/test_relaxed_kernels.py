@@ -186,9 +186,35 @@ def special_cases(dname: str):
         row(set=[(3, -np.nan)]),                            # negative NaN
         np.full(n, 2.0),                                    # all equal
         row(set=[(0, np.nan), (1, np.inf), (2, -np.inf)]),
+        np.where(np.arange(n) == 4, 0.0, -4.0),             # log-softmax rows: sum 1.7
+        np.where(np.isin(np.arange(n), [2, 3]), 0.0, -30.0),  # sum 2 + 38 e^-30
     ]
     x = np.array(rows).astype(dt)
     return x
+
+
+def running_max_cases(dname: str, rng) -> np.ndarray:
+    """(1, 1000, 72): columns over an axis of several of the forward column blocks' sub-blocks
+    (whose running max rises from one to the next: the sums rescaled), with special values and
+    max ties in different sub-blocks; the columns a 4-vector strip and a remainder wide"""
+    dt = DT[dname][1]
+    n, big = 1000, (60000.0 if dname == "float16" else 1e30)
+    cols = [np.linspace(-20.0, 20.0, n), np.linspace(20.0, -20.0, n), np.linspace(0.0, 3.0, n),
+            np.linspace(-big, big, n), rng.normal(0.0, 8.0, n),
+            np.where(np.arange(n) < 500, -np.inf, rng.normal(0.0, 1.0, n)),
+            np.full(n, -np.inf), np.where(np.arange(n) == 999, 5.0, -30.0),
+            np.where(np.isin(np.arange(n), [10, 500, 990]), 4.0, -20.0)]
+    for at, v in ((700, np.nan), (600, np.inf), (300, -np.nan), (999, np.nan)):
+        c = rng.normal(0.0, 1.0, n)
+        c[at] = v
+        cols.append(c)
+    c = rng.normal(0.0, 1.0, n)
+    c[rng.integers(0, n, 50)] = -np.inf
+    cols.append(c)
+    x = rng.normal(0.0, 1.0, (n, 72))
+    x[:, :len(cols)] = np.array(cols).T
+    x[:, 64:64 + len(cols) - 8] = np.array(cols[8:]).T  # some in the remainder columns too
+    return x[None].astype(dt)
 
 
 # ------------------------------------------------------------------ the checks ----
@@ -209,6 +235,17 @@ def check_all(dname: str, seed: int = 0, shapes=SHAPES) -> None:
 @pytest.mark.parametrize("dname", sorted(DT))
 def test_bounds_random_and_special(dname):
     check_all(dname)
+
+
+def check_running_max(dname: str) -> None:
+    x = running_max_cases(dname, np.random.default_rng(11))
+    check_fwd(dname, x, "running max")
+    check_bwd(dname, data(dname, x.shape, "n1", np.random.default_rng(12)), x, "running max")
+
+
+@pytest.mark.parametrize("dname", sorted(DT))
+def test_running_max_columns(dname):
+    check_running_max(dname)
 
 
 @pytest.mark.parametrize("dname", sorted(DT))
@@ -282,6 +319,7 @@ shapes = [(5, 3, 1), (6, 31, 1), (2, 4096, 1), (1, 20000, 1), (3, 31, 5), (2, 40
           (1, 16, 1100), (2, 3, 1100)]
 for d in ("float16", "bfloat16"):
     t.check_all(d, seed=7, shapes=shapes)
+    t.check_running_max(d)
 print("ok")
 """
 

@@ -21,18 +21,32 @@
  *   - log-softmax: lse = log(k) + log1p(s/k), k the count of the max elements (d == 0) and s
  *     the sum of the other exps: the max terms are left out of s so that when one element
  *     dominates (s << 1) its output -log1p(s/k) keeps the exp's relative accuracy instead of
- *     the absolute error of a sum near 1 (which cost ~10 ulp for outputs near 0);
+ *     the absolute error of a sum near 1 (which cost ~10 ulp for outputs near 0). Rows sum
+ *     all the exps first and take lse = log(s) when s >= 2 (every output then at least log 2
+ *     from 0, log(s) as accurate as softmax's 1/s), the split only below 2 (or NaN) in a second
+ *     exp pass;
  *   - softmax_backward out = (g - s)*y (one rounding fewer, no cancellation beyond the
  *     operator's own), log_softmax_backward out = g - s*exp(y) (fused at the vector levels).
  * Special values as the strict kernels: a NaN anywhere in a slice reaches every output through
  * the sum (or the max), +inf gives inf - inf = NaN, an all -inf slice -inf - -inf = NaN, and a
  * -inf element of a finite slice exp(-inf) = 0 (log-softmax: -inf - lse = -inf).
+ * bfloat16 outputs at the AVX-512 level convert with vcvtneps2bf16 where the CPU has it (the
+ * _avx512bf instantiation: the same bits, see there).
+ * Prefetches that decide the cold times (each measured; see the git log): the next block of a
+ * chunk during the outputs pass; the forward blocks' output lines for writing (prefetchw) during
+ * the first pass; log_softmax_backward's y during pass 1 (which reads g only); the short-axis
+ * blocks' output lines with their inputs'.
  *
  * Layouts: rows (inner == 1): each row is read from memory once (max), then its exps computed
  * from L1 (kept in a float32 row buffer for softmax up to RROWBUF elements) while the next row
  * of the chunk is prefetched, then normalised and written. Columns (inner > 1): blocks of w <=
  * RWMAX consecutive columns of one outer index over the whole axis, per-column accumulators in
- * L1 arrays, the next block of the chunk prefetched during the exp pass. Chunks of items
+ * L1 arrays, the next block of the chunk prefetched during the output pass. The forward blocks
+ * read the input twice, not three times: a sub-block of about RSUB_BYTES at a time, its column
+ * max joined to a running max, the sums so far rescaled by exp(m_old - m_new) where that rose
+ * (r_rescale: the accurate float32 exp, so each rise costs ~1 float32 ulp of the sum), then the
+ * sub-block's exps from L1; 4-vector strips of columns keep their accumulators in registers
+ * (the arrays' store-load chains through every a-row cost more than the loads). Chunks of items
  * depend on the shape only (aclk_pool.h), so the bits do not depend on the thread count.
  * Outputs larger than half the LLC (aclk_use_nt) are streamed from a small buffer.
  */
@@ -59,7 +73,9 @@
 #define RPIECE 1024    /* output piece (streamed outputs go through a buffer this long) */
 #define RWMAX 1024     /* widest column block */
 #define RCOL_BYTES (512 * 1024) /* target 16-bit bytes of a column block (its re-reads hit L2) */
+#define RSUB_BYTES 16384 /* 16-bit input of a forward column sub-block (re-read from L1) */
 #define RCHUNK 262144  /* elements per parallel chunk */
+#define RCHUNK_FCOLS 1048576 /* forward column blocks (long axis): each prefetches the next */
 #define RSMALL 32      /* axes up to this long: one column vector at a time, in registers */
 #define RPF_COLS 512   /* columns ahead prefetched by the short-axis blocks */
 #define F16_NEG_INF 0xFC00u
@@ -80,7 +96,7 @@ typedef struct {
 } rbwd_args;
 
 typedef struct {
-    float macc[RWMAX], sacc[RWMAX], cacc[RWMAX];
+    float macc[RWMAX], sacc[RWMAX], cacc[RWMAX], nacc[RWMAX];
     uint16_t hb[RWMAX];
 } rcol_ws;
 
@@ -129,6 +145,34 @@ ACLK_INLINE void r_recip_n(float *s, int64_t n)
         s[j] = 1.0f / s[j];
 }
 
+/* the forward column blocks' online max: the running max of columns [0, w) went from macc to
+   nm (NaN where either is): where it rose, the sum so far (log-softmax: with the count of the
+   old max terms, each exp(m_old - m_new) now) is rescaled by the accurate exp(m_old - m_new)
+   (relative error ~1 float32 ulp, one per rise) and the count restarts; nm becomes the
+   subtrahend of the sub-block's exps: the max, or 0 where it is -inf (the column -inf so far:
+   its exps 0, not exp(-inf - -inf)) */
+ACLK_INLINE void r_rescale(float *restrict macc, float *restrict nm, float *restrict sacc,
+                           float *restrict cacc, int64_t w, const int lg)
+{
+    for (int64_t j = 0; j < w; j++) {
+        const float mo = macc[j], mn = nm[j];
+        if (mo != mn) {
+            const float f = aclk_exp_neg_f32(mo - mn);
+            sacc[j] = lg ? (sacc[j] + cacc[j]) * f : sacc[j] * f;
+            cacc[j] = 0.0f;
+            macc[j] = mn;
+        }
+        nm[j] = mn == -INFINITY ? 0.0f : mn;
+    }
+}
+
+/* a forward column block's sub-block a-rows: about RSUB_BYTES of 16-bit input */
+ACLK_INLINE int64_t r_sub_rows(int64_t W)
+{
+    const int64_t A = RSUB_BYTES / 2 / W;
+    return A < 4 ? 4 : A;
+}
+
 /* the base element and width of column block t */
 ACLK_INLINE void r_block(int64_t axis, int64_t inner, int64_t W, int64_t nblk, int64_t t,
                          int64_t *base, int64_t *w)
@@ -154,6 +198,16 @@ ACLK_INLINE void r_prefetch_run(const uint16_t *p, int64_t nbytes)
     for (int64_t k = 0; k < nbytes; k += 64)
         __builtin_prefetch(q + k, 0, 2);
     __builtin_prefetch(q + nbytes - 1, 0, 2);
+}
+
+/* the line at p into cache for writing (prefetchw, a NOP where unsupported) */
+ACLK_INLINE void r_prefetchw(const void *p)
+{
+#if defined(ACLK_X86) && (defined(__GNUC__) || defined(__clang__))
+    __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+    __builtin_prefetch(p, 1, 3);
+#endif
 }
 
 /* ------------------------------------------------------------------ generic level ----
@@ -529,15 +583,102 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #undef V_HSUM
 #undef V_HMAX
 #undef R_STREAM
+
+/* ------------------------------------------------------- AVX-512 with AVX-512-BF16 ----
+ * The AVX-512 level once more for bfloat16 on CPUs with vcvtneps2bf16: its rounding to nearest
+ * even and its NaN (the top bits, quiet bit set) are aclk_avx512_cvt_bf16's bit for bit, but it
+ * flushes float32 subnormals to zero, so a vector holding one takes the integer conversion. The
+ * same bits as the AVX-512 level; one instruction (and a class test) instead of about ten for
+ * each output vector. */
+#define R5B_TARGET \
+    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,avx2,f16c,fma")))
+
+static inline __attribute__((always_inline)) R5B_TARGET __m256i r5b_cvt_out(__m512 v,
+                                                                           const int bf)
+{
+    if (!bf)
+        return aclk_avx512_cvt_f16(v);
+    if (_mm512_fpclass_ps_mask(v, 0x20)) /* a subnormal */
+        return aclk_avx512_cvt_bf16(v);
+    return (__m256i)_mm512_cvtneps_pbh(v);
+}
+
+#define V __m512
+#define VW 16
+#define ATTR R5B_TARGET
+#define SFX(name) name##_avx512bf
+#define V_SET1(f) _mm512_set1_ps(f)
+#define V_ADD(a, b) _mm512_add_ps(a, b)
+#define V_SUB(a, b) _mm512_sub_ps(a, b)
+#define V_MUL(a, b) _mm512_mul_ps(a, b)
+#define V_DIV(a, b) _mm512_div_ps(a, b)
+#define V_MAX(a, b) _mm512_max_ps(a, b)
+#define V_FNMA(a, b, c) _mm512_fnmadd_ps(a, b, c)
+#define V_EXP(d) r5_exp(d)
+#define V_EXPN(d) r5_exp_neg(d)
+#define V_LD(p, bf) r5_ld(p, bf)
+#define V_LDN(p, n, bf, pad) r5_ldn(p, n, bf, pad)
+#define V_ST(p, v, bf) _mm256_storeu_si256((__m256i *)(p), r5b_cvt_out(v, bf))
+#define V_STN(p, v, n, bf) _mm256_mask_storeu_epi16(p, r5_mask(n), r5b_cvt_out(v, bf))
+#define V_LDF(p) _mm512_loadu_ps(p)
+#define V_LDFN(p, n) _mm512_maskz_loadu_ps(r5_mask(n), p)
+#define V_STF(p, v) _mm512_storeu_ps(p, v)
+#define V_STFN(p, v, n) _mm512_mask_storeu_ps(p, r5_mask(n), v)
+#define V_CNT_EQ0(c, d) r5_cnt_eq0(c, d)
+#define V_ADD_NE0(s, d, e) r5_add_ne0(s, d, e)
+#define V_HSUM(v) _mm512_reduce_add_ps(v)
+#define V_HMAX(v) _mm512_reduce_max_ps(v)
+#define R_STREAM(d, s, n) r_stream16(d, s, n)
+#include "softmax_relaxed_body.h"
+#undef V
+#undef VW
+#undef ATTR
+#undef SFX
+#undef V_SET1
+#undef V_ADD
+#undef V_SUB
+#undef V_MUL
+#undef V_DIV
+#undef V_MAX
+#undef V_FNMA
+#undef V_EXP
+#undef V_EXPN
+#undef V_LD
+#undef V_LDN
+#undef V_ST
+#undef V_STN
+#undef V_LDF
+#undef V_LDFN
+#undef V_STF
+#undef V_STFN
+#undef V_CNT_EQ0
+#undef V_ADD_NE0
+#undef V_HSUM
+#undef V_HMAX
+#undef R_STREAM
 #endif /* ACLK_X86 */
 
 /* ------------------------------------------------------------------ entry points ---- */
 
-/* items per chunk: about RCHUNK elements, and at least 16 chunks when there are that many
-   items (a shape-only choice) */
-static int64_t r_grain(int64_t items, int64_t elems_per_item)
+#if defined(ACLK_X86)
+/* bfloat16 on an AVX-512 CPU with AVX-512-BF16: the _avx512bf kernels (same bits) */
+static int r_bf16_ok(int dtype)
 {
-    int64_t g = RCHUNK / (elems_per_item > 0 ? elems_per_item : 1);
+    static int ok = -1; /* atomic: -1 until known */
+    int v = __atomic_load_n(&ok, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = __builtin_cpu_supports("avx512bf16") ? 1 : 0;
+        __atomic_store_n(&ok, v, __ATOMIC_RELAXED);
+    }
+    return dtype == ACLK_BF16 && v;
+}
+#endif
+
+/* items per chunk: about chunk elements, and at least 16 chunks when there are that many
+   items (a shape-only choice) */
+static int64_t r_grain(int64_t items, int64_t elems_per_item, int64_t chunk)
+{
+    int64_t g = chunk / (elems_per_item > 0 ? elems_per_item : 1);
     const int64_t even = (items + 15) / 16;
     if (g > even)
         g = even;
@@ -570,7 +711,8 @@ int aclk_softmax_fwd_relaxed(int dtype, const void *x, void *y, int64_t outer, i
     if (inner == 1) {
         items = outer, epi = axis;
 #if defined(ACLK_X86)
-        fn = level >= ACLK_ISA_AVX512 ? fwd_rows_chunk_avx512
+        fn = level >= ACLK_ISA_AVX512 ? (r_bf16_ok(dtype) ? fwd_rows_chunk_avx512bf
+                                                          : fwd_rows_chunk_avx512)
              : level >= ACLK_ISA_AVX2 ? fwd_rows_chunk_avx2 : fwd_rows_chunk_generic;
 #else
         fn = fwd_rows_chunk_generic;
@@ -580,14 +722,16 @@ int aclk_softmax_fwd_relaxed(int dtype, const void *x, void *y, int64_t outer, i
         c.nblk = (inner + c.W - 1) / c.W;
         items = outer * c.nblk, epi = axis * c.W;
 #if defined(ACLK_X86)
-        fn = level >= ACLK_ISA_AVX512 ? fwd_cols_chunk_avx512
+        fn = level >= ACLK_ISA_AVX512 ? (r_bf16_ok(dtype) ? fwd_cols_chunk_avx512bf
+                                                          : fwd_cols_chunk_avx512)
              : level >= ACLK_ISA_AVX2 ? fwd_cols_chunk_avx2 : fwd_cols_chunk_generic;
 #else
         fn = fwd_cols_chunk_generic;
 #endif
     }
     (void)level;
-    aclk_parallel_for(items, r_grain(items, epi), fn, &c);
+    const int64_t chunk = inner == 1 || axis <= RSMALL ? RCHUNK : RCHUNK_FCOLS;
+    aclk_parallel_for(items, r_grain(items, epi, chunk), fn, &c);
     return 0;
 }
 
@@ -606,7 +750,8 @@ int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *o
     if (inner == 1) {
         items = outer, epi = axis;
 #if defined(ACLK_X86)
-        fn = level >= ACLK_ISA_AVX512 ? bwd_rows_chunk_avx512
+        fn = level >= ACLK_ISA_AVX512 ? (r_bf16_ok(dtype) ? bwd_rows_chunk_avx512bf
+                                                          : bwd_rows_chunk_avx512)
              : level >= ACLK_ISA_AVX2 ? bwd_rows_chunk_avx2 : bwd_rows_chunk_generic;
 #else
         fn = bwd_rows_chunk_generic;
@@ -616,13 +761,14 @@ int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *o
         c.nblk = (inner + c.W - 1) / c.W;
         items = outer * c.nblk, epi = axis * c.W;
 #if defined(ACLK_X86)
-        fn = level >= ACLK_ISA_AVX512 ? bwd_cols_chunk_avx512
+        fn = level >= ACLK_ISA_AVX512 ? (r_bf16_ok(dtype) ? bwd_cols_chunk_avx512bf
+                                                          : bwd_cols_chunk_avx512)
              : level >= ACLK_ISA_AVX2 ? bwd_cols_chunk_avx2 : bwd_cols_chunk_generic;
 #else
         fn = bwd_cols_chunk_generic;
 #endif
     }
     (void)level;
-    aclk_parallel_for(items, r_grain(items, epi), fn, &c);
+    aclk_parallel_for(items, r_grain(items, epi, RCHUNK), fn, &c);
     return 0;
 }

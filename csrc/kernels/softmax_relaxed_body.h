@@ -32,41 +32,52 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
         m1 = V_MAX(m1, V_LDN(xr + k, n - k, bf, pad));
     const V vm = V_SET1(V_HMAX(V_MAX(V_MAX(m0, m1), V_MAX(m2, m3))));
 
-    /* pass 2: e = exp(x - m) and its sum (log-softmax: the count of d == 0, the max terms,
-       and the sum of the others), the next row prefetched a part per RPF_BLOCK elements */
+    /* pass 2: e = exp(x - m) and its sum, the next row prefetched a part per RPF_BLOCK
+       elements */
     const int keep = !lg && n <= RROWBUF;
     const int64_t nparts = (n + RPF_BLOCK - 1) / RPF_BLOCK;
-    V s0 = V_SET1(0.0f), s1 = s0, c0 = s0, c1 = s0;
+    V s0 = V_SET1(0.0f), s1 = s0, c0 = s0;
     for (int64_t i = 0; i < nparts; i++) {
         const int64_t k0 = i * RPF_BLOCK, k1 = k0 + RPF_BLOCK < n ? k0 + RPF_BLOCK : n;
         for (k = k0; k + 2 * VW <= k1; k += 2 * VW) {
+            if (!c->nt) /* the output's lines for writing, ahead of pass 3 */
+                r_prefetchw(yr + k);
             const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);
             const V e0 = V_EXPN(d0), e1 = V_EXPN(d1);
-            if (lg) {
-                c0 = V_CNT_EQ0(c0, d0), s0 = V_ADD_NE0(s0, d0, e0);
-                c1 = V_CNT_EQ0(c1, d1), s1 = V_ADD_NE0(s1, d1, e1);
-            } else {
-                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
-                if (keep)
-                    V_STF(eb + k, e0), V_STF(eb + k + VW, e1);
-            }
+            s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+            if (keep)
+                V_STF(eb + k, e0), V_STF(eb + k + VW, e1);
         }
         for (; k < k1; k += VW) {
             const int64_t len = k1 - k < VW ? k1 - k : VW;
             const V d0 = V_SUB(len < VW ? V_LDN(xr + k, len, bf, pad) : V_LD(xr + k, bf), vm);
             const V e0 = V_EXPN(d0);
-            if (lg) {
-                c0 = V_CNT_EQ0(c0, d0), s0 = V_ADD_NE0(s0, d0, e0);
-            } else {
-                s0 = V_ADD(s0, e0);
-                if (keep)
-                    V_STF(eb + k, e0);
-            }
+            s0 = V_ADD(s0, e0);
+            if (keep)
+                V_STF(eb + k, e0);
         }
         r_prefetch_part(pf, n * 2, i, nparts);
     }
-    const float s = V_HSUM(V_ADD(s0, s1));
-    const V vf = V_SET1(lg ? r_lse(V_HSUM(V_ADD(c0, c1)), s) : 1.0f / s);
+    float s = V_HSUM(V_ADD(s0, s1)), f;
+    if (!lg) {
+        f = 1.0f / s;
+    } else if (s >= 2.0f) {
+        /* log-softmax, the sum at least 2: every output is at least log 2 from 0, so log(s)
+           keeps the sum's relative accuracy (as softmax's 1/s does) */
+        f = aclk_log_f32(s);
+    } else {
+        /* a sum below 2 (one max term and the others' sum below 1: a dominant element, whose
+           output -log1p(s) must keep the small s's digits), or NaN: the exps again, the max
+           terms counted and the others summed, lse = log(k) + log1p(s/k) */
+        s0 = V_SET1(0.0f), s1 = s0;
+        for (k = 0; k < n; k += VW) {
+            const int64_t len = n - k < VW ? n - k : VW;
+            const V d0 = V_SUB(len < VW ? V_LDN(xr + k, len, bf, pad) : V_LD(xr + k, bf), vm);
+            c0 = V_CNT_EQ0(c0, d0), s0 = V_ADD_NE0(s0, d0, V_EXPN(d0));
+        }
+        f = r_lse(V_HSUM(c0), V_HSUM(s0));
+    }
+    const V vf = V_SET1(f);
 
     /* pass 3: the outputs, a piece at a time (streamed from hb when c->nt) */
     for (int64_t p0 = 0; p0 < n; p0 += RPIECE) {
@@ -135,40 +146,101 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     float *macc = ws->macc, *sacc = ws->sacc, *cacc = ws->cacc;
     const int64_t wv = w / VW * VW;
 
+    float *nacc = ws->nacc;
+    /* a-rows per sub-block: about RSUB_BYTES of 16-bit input, re-read from L1 */
+    const int64_t A = r_sub_rows(c->W);
     for (int64_t j = 0; j < w; j++)
         macc[j] = -INFINITY, sacc[j] = 0.0f, cacc[j] = 0.0f;
-    /* pass 1: column max */
-    for (int64_t a = 0; a < axis; a++) {
-        const uint16_t *xa = x + a * inner;
-        int64_t j = 0;
-        for (; j < wv; j += VW)
-            V_STF(macc + j, V_MAX(V_LDF(macc + j), V_LD(xa + j, bf)));
-        if (j < w)
-            V_STFN(macc + j, V_MAX(V_LDFN(macc + j, w - j), V_LDN(xa + j, w - j, bf, pad)),
-                   w - j);
-    }
-    /* pass 2: column sums of exp(x - m) (log-softmax: max-term counts and the other terms'
-       sums), the next block prefetched a-row by a-row */
-    for (int64_t a = 0; a < axis; a++) {
-        const uint16_t *xa = x + a * inner;
-        for (int64_t j = 0; j < w; j += VW) {
-            const int64_t l = w - j < VW ? w - j : VW;
-            const V d = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
-                              l < VW ? V_LDFN(macc + j, l) : V_LDF(macc + j));
-            const V e = V_EXPN(d);
-            if (l < VW) {
-                if (lg)
-                    V_STFN(cacc + j, V_CNT_EQ0(V_LDFN(cacc + j, l), d), l);
-                V_STFN(sacc + j, lg ? V_ADD_NE0(V_LDFN(sacc + j, l), d, e)
-                                    : V_ADD(V_LDFN(sacc + j, l), e), l);
-            } else {
-                if (lg)
-                    V_STF(cacc + j, V_CNT_EQ0(V_LDF(cacc + j), d));
-                V_STF(sacc + j, lg ? V_ADD_NE0(V_LDF(sacc + j), d, e) : V_ADD(V_LDF(sacc + j), e));
+    /* one pass over the block, a sub-block of A a-rows at a time: its column max joined to the
+       running max (nacc), the sums rescaled where it rose (r_rescale), then the sub-block's
+       exps from L1 (log-softmax: max-term counts and the other terms' sums), the next block
+       prefetched a-row by a-row */
+    for (int64_t a0 = 0; a0 < axis; a0 += A) {
+        const int64_t a1 = a0 + A < axis ? a0 + A : axis;
+        memcpy(nacc, macc, (size_t)w * sizeof(float));
+        /* strips of 4 vectors with their accumulators in registers, then the rest */
+        int64_t js = 0;
+        for (; js + 4 * VW <= w; js += 4 * VW) {
+            V m0 = V_LDF(nacc + js), m1 = V_LDF(nacc + js + VW);
+            V m2 = V_LDF(nacc + js + 2 * VW), m3 = V_LDF(nacc + js + 3 * VW);
+            for (int64_t a = a0; a < a1; a++) {
+                const uint16_t *xa = x + a * inner + js;
+                m0 = V_MAX(m0, V_LD(xa, bf));
+                m1 = V_MAX(m1, V_LD(xa + VW, bf));
+                m2 = V_MAX(m2, V_LD(xa + 2 * VW, bf));
+                m3 = V_MAX(m3, V_LD(xa + 3 * VW, bf));
+            }
+            V_STF(nacc + js, m0), V_STF(nacc + js + VW, m1);
+            V_STF(nacc + js + 2 * VW, m2), V_STF(nacc + js + 3 * VW, m3);
+        }
+        for (int64_t a = a0; js < w && a < a1; a++) {
+            const uint16_t *xa = x + a * inner;
+            int64_t j = js;
+            for (; j < wv; j += VW)
+                V_STF(nacc + j, V_MAX(V_LDF(nacc + j), V_LD(xa + j, bf)));
+            if (j < w)
+                V_STFN(nacc + j, V_MAX(V_LDFN(nacc + j, w - j), V_LDN(xa + j, w - j, bf, pad)),
+                       w - j);
+        }
+        r_rescale(macc, nacc, sacc, cacc, w, lg);
+        for (int64_t j = 0; j < js; j += 4 * VW) {
+            const V u0 = V_LDF(nacc + j), u1 = V_LDF(nacc + j + VW);
+            const V u2 = V_LDF(nacc + j + 2 * VW), u3 = V_LDF(nacc + j + 3 * VW);
+            V s0 = V_LDF(sacc + j), s1 = V_LDF(sacc + j + VW);
+            V s2 = V_LDF(sacc + j + 2 * VW), s3 = V_LDF(sacc + j + 3 * VW);
+            V k0 = V_LDF(cacc + j), k1 = V_LDF(cacc + j + VW);
+            V k2 = V_LDF(cacc + j + 2 * VW), k3 = V_LDF(cacc + j + 3 * VW);
+            for (int64_t a = a0; a < a1; a++) {
+                const uint16_t *xa = x + a * inner + j;
+                /* the a-row's output lines for writing, so that their reads for ownership
+                   overlap this pass, not the outputs pass (which prefetches the next block):
+                   (64,4096,64) 1 thread cold, float16 softmax 8.3 -> 7.2 ms, log_softmax
+                   9.0 -> 7.1, bfloat16 log_softmax 9.1 -> 7.7, but bfloat16 softmax (the
+                   most arithmetic in its outputs pass) 8.7 -> 9.0: not there */
+                if (j == 0 && !c->nt && (lg || !bf))
+                    for (int64_t k = 0; k < w * 2; k += 64)
+                        r_prefetchw((const char *)(y + a * inner) + k);
+                const V d0 = V_SUB(V_LD(xa, bf), u0), d1 = V_SUB(V_LD(xa + VW, bf), u1);
+                const V d2 = V_SUB(V_LD(xa + 2 * VW, bf), u2);
+                const V d3 = V_SUB(V_LD(xa + 3 * VW, bf), u3);
+                const V e0 = V_EXPN(d0), e1 = V_EXPN(d1), e2 = V_EXPN(d2), e3 = V_EXPN(d3);
+                if (lg) {
+                    k0 = V_CNT_EQ0(k0, d0), s0 = V_ADD_NE0(s0, d0, e0);
+                    k1 = V_CNT_EQ0(k1, d1), s1 = V_ADD_NE0(s1, d1, e1);
+                    k2 = V_CNT_EQ0(k2, d2), s2 = V_ADD_NE0(s2, d2, e2);
+                    k3 = V_CNT_EQ0(k3, d3), s3 = V_ADD_NE0(s3, d3, e3);
+                } else {
+                    s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+                    s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);
+                }
+            }
+            V_STF(sacc + j, s0), V_STF(sacc + j + VW, s1);
+            V_STF(sacc + j + 2 * VW, s2), V_STF(sacc + j + 3 * VW, s3);
+            if (lg) {
+                V_STF(cacc + j, k0), V_STF(cacc + j + VW, k1);
+                V_STF(cacc + j + 2 * VW, k2), V_STF(cacc + j + 3 * VW, k3);
             }
         }
-        if (pf)
-            r_prefetch_run(pf + a * inner, pfw * 2);
+        for (int64_t a = a0; js < w && a < a1; a++) {
+            const uint16_t *xa = x + a * inner;
+            for (int64_t j = js; j < w; j += VW) {
+                const int64_t l = w - j < VW ? w - j : VW;
+                const V d = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
+                                  l < VW ? V_LDFN(nacc + j, l) : V_LDF(nacc + j));
+                const V e = V_EXPN(d);
+                if (l < VW) {
+                    if (lg)
+                        V_STFN(cacc + j, V_CNT_EQ0(V_LDFN(cacc + j, l), d), l);
+                    V_STFN(sacc + j, lg ? V_ADD_NE0(V_LDFN(sacc + j, l), d, e)
+                                        : V_ADD(V_LDFN(sacc + j, l), e), l);
+                } else {
+                    if (lg)
+                        V_STF(cacc + j, V_CNT_EQ0(V_LDF(cacc + j), d));
+                    V_STF(sacc + j,
+                          lg ? V_ADD_NE0(V_LDF(sacc + j), d, e) : V_ADD(V_LDF(sacc + j), e));
+                }
+            }
+        }
     }
     /* sacc becomes the factor: 1/sum, or log-softmax's log of the sum */
     if (lg)
@@ -179,7 +251,23 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     for (int64_t a = 0; a < axis; a++) {
         const uint16_t *xa = x + a * inner;
         uint16_t *ya = y + a * inner, *d = c->nt ? ws->hb : ya;
-        for (int64_t j = 0; j < w; j += VW) {
+        if (!c->nt && !lg && bf && a + 16 < axis) /* bfloat16 softmax: 16 a-rows ahead */
+            for (int64_t k = 0; k < w * 2; k += 64)
+                r_prefetchw((const char *)(ya + 16 * inner) + k);
+        int64_t j = 0;
+        for (; j + 4 * VW <= w; j += 4 * VW) {
+            const V d0 = V_SUB(V_LD(xa + j, bf), V_LDF(macc + j));
+            const V d1 = V_SUB(V_LD(xa + j + VW, bf), V_LDF(macc + j + VW));
+            const V d2 = V_SUB(V_LD(xa + j + 2 * VW, bf), V_LDF(macc + j + 2 * VW));
+            const V d3 = V_SUB(V_LD(xa + j + 3 * VW, bf), V_LDF(macc + j + 3 * VW));
+            const V f0 = V_LDF(sacc + j), f1 = V_LDF(sacc + j + VW);
+            const V f2 = V_LDF(sacc + j + 2 * VW), f3 = V_LDF(sacc + j + 3 * VW);
+            V_ST(d + j, lg ? V_SUB(d0, f0) : V_MUL(V_EXPN(d0), f0), bf);
+            V_ST(d + j + VW, lg ? V_SUB(d1, f1) : V_MUL(V_EXPN(d1), f1), bf);
+            V_ST(d + j + 2 * VW, lg ? V_SUB(d2, f2) : V_MUL(V_EXPN(d2), f2), bf);
+            V_ST(d + j + 3 * VW, lg ? V_SUB(d3, f3) : V_MUL(V_EXPN(d3), f3), bf);
+        }
+        for (; j < w; j += VW) {
             const int64_t l = w - j < VW ? w - j : VW;
             const V dx = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
                                l < VW ? V_LDFN(macc + j, l) : V_LDF(macc + j));
@@ -192,6 +280,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
         }
         if (c->nt)
             R_STREAM(ya, ws->hb, w);
+        if (pf)
+            r_prefetch_run(pf + a * inner, pfw * 2);
     }
 }
 
@@ -211,8 +301,10 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     for (int64_t j = 0; j < w; j += VW) {
         const int64_t l = w - j < VW ? w - j : VW;
         if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
-            for (int64_t a = 0; a < axis; a++)
+            for (int64_t a = 0; a < axis; a++) {
                 __builtin_prefetch(x + a * inner + j + RPF_COLS, 0, 3);
+                r_prefetchw(y + a * inner + j + RPF_COLS);
+            }
         V m = V_SET1(-INFINITY);
         for (int64_t a = 0; a < axis; a++) {
             xv[a] = l < VW ? V_LDN(x + a * inner + j, l, bf, pad) : V_LD(x + a * inner + j, bf);
@@ -305,6 +397,9 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
     int64_t k = 0;
     for (; k + 4 * VW <= n; k += 4 * VW) {
         if (lg) {
+            /* y's lines fetched along with g's (pass 2 reads both) */
+            for (int64_t q = 0; q < 4 * VW * 2; q += 64)
+                __builtin_prefetch((const char *)(y + k) + q, 0, 2);
             s0 = V_ADD(s0, V_LD(g + k, bf));
             s1 = V_ADD(s1, V_LD(g + k + VW, bf));
             s2 = V_ADD(s2, V_LD(g + k + 2 * VW, bf));
@@ -383,10 +478,34 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     float *sacc = ws->sacc;
     for (int64_t j = 0; j < w; j++)
         sacc[j] = 0.0f;
-    /* pass 1: column sums of g*y (lg: of g) */
-    for (int64_t a = 0; a < axis; a++) {
+    /* pass 1: column sums of g*y (lg: of g), strips of 4 vectors in registers, then the rest */
+    int64_t js = 0;
+    for (; js + 4 * VW <= w; js += 4 * VW) {
+        V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0;
+        for (int64_t a = 0; a < axis; a++) {
+            const uint16_t *ga = g + a * inner + js, *ya = y + a * inner + js;
+            if (lg) {
+                /* y is not read here: its a-row's lines fetched along with g's, so that pass 2
+                   finds both in cache */
+                if (js == 0)
+                    r_prefetch_run(y + a * inner, w * 2);
+                s0 = V_ADD(s0, V_LD(ga, bf)), s1 = V_ADD(s1, V_LD(ga + VW, bf));
+                s2 = V_ADD(s2, V_LD(ga + 2 * VW, bf)), s3 = V_ADD(s3, V_LD(ga + 3 * VW, bf));
+            } else {
+                s0 = V_ADD(s0, V_MUL(V_LD(ga, bf), V_LD(ya, bf)));
+                s1 = V_ADD(s1, V_MUL(V_LD(ga + VW, bf), V_LD(ya + VW, bf)));
+                s2 = V_ADD(s2, V_MUL(V_LD(ga + 2 * VW, bf), V_LD(ya + 2 * VW, bf)));
+                s3 = V_ADD(s3, V_MUL(V_LD(ga + 3 * VW, bf), V_LD(ya + 3 * VW, bf)));
+            }
+        }
+        V_STF(sacc + js, s0), V_STF(sacc + js + VW, s1);
+        V_STF(sacc + js + 2 * VW, s2), V_STF(sacc + js + 3 * VW, s3);
+    }
+    for (int64_t a = 0; js < w && a < axis; a++) {
         const uint16_t *ga = g + a * inner, *ya = y + a * inner;
-        int64_t j = 0;
+        int64_t j = js;
+        if (lg && js == 0)
+            r_prefetch_run(ya, w * 2);
         for (; j < wv; j += VW) {
             const V vg = V_LD(ga + j, bf);
             V_STF(sacc + j, V_ADD(V_LDF(sacc + j), lg ? vg : V_MUL(vg, V_LD(ya + j, bf))));
@@ -401,7 +520,18 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     for (int64_t a = 0; a < axis; a++) {
         const uint16_t *ga = g + a * inner, *ya = y + a * inner;
         uint16_t *oa = out + a * inner, *d = c->nt ? ws->hb : oa;
-        for (int64_t j = 0; j < w; j += VW) {
+        if (!c->nt && a + 16 < axis) /* the output lines 16 a-rows ahead, for writing */
+            for (int64_t k = 0; k < w * 2; k += 64)
+                r_prefetchw((const char *)(oa + 16 * inner) + k);
+        int64_t j = 0;
+        for (; j + 4 * VW <= w; j += 4 * VW) {
+            for (int64_t q = 0; q < 4 * VW; q += VW) {
+                const V vg = V_LD(ga + j + q, bf), vy = V_LD(ya + j + q, bf);
+                const V vs = V_LDF(sacc + j + q);
+                V_ST(d + j + q, lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy), bf);
+            }
+        }
+        for (; j < w; j += VW) {
             const int64_t l = w - j < VW ? w - j : VW;
             const V vg = l < VW ? V_LDN(ga + j, l, bf, 0) : V_LD(ga + j, bf);
             const V vy = l < VW ? V_LDN(ya + j, l, bf, 0) : V_LD(ya + j, bf);
@@ -431,12 +561,41 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
     uint16_t *out = (uint16_t *)c->out + base;
     V gv[RSMALL], yv[RSMALL];
-    for (int64_t j = 0; j < w; j += VW) {
+    int64_t j = 0;
+    /* two column vectors at a time (whole lines, two sum chains), then one */
+    for (; j + 2 * VW <= w; j += 2 * VW) {
+        if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
+            for (int64_t a = 0; a < axis; a++) {
+                __builtin_prefetch(g + a * inner + j + RPF_COLS, 0, 3);
+                __builtin_prefetch(y + a * inner + j + RPF_COLS, 0, 3);
+                r_prefetchw(out + a * inner + j + RPF_COLS);
+            }
+        V s0 = V_SET1(0.0f), s1 = s0;
+        for (int64_t a = 0; a < axis; a++) {
+            const int64_t o = a * inner + j;
+            const V g0 = V_LD(g + o, bf), g1 = V_LD(g + o + VW, bf);
+            if (lg) {
+                s0 = V_ADD(s0, g0), s1 = V_ADD(s1, g1);
+            } else {
+                const V y0 = V_LD(y + o, bf), y1 = V_LD(y + o + VW, bf);
+                s0 = V_ADD(s0, V_MUL(g0, y0)), s1 = V_ADD(s1, V_MUL(g1, y1));
+            }
+        }
+        for (int64_t a = 0; a < axis; a++) {
+            const int64_t o = a * inner + j;
+            const V g0 = V_LD(g + o, bf), g1 = V_LD(g + o + VW, bf);
+            const V y0 = V_LD(y + o, bf), y1 = V_LD(y + o + VW, bf);
+            V_ST(out + o, lg ? V_FNMA(s0, V_EXP(y0), g0) : V_MUL(V_SUB(g0, s0), y0), bf);
+            V_ST(out + o + VW, lg ? V_FNMA(s1, V_EXP(y1), g1) : V_MUL(V_SUB(g1, s1), y1), bf);
+        }
+    }
+    for (; j < w; j += VW) {
         const int64_t l = w - j < VW ? w - j : VW;
         if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
             for (int64_t a = 0; a < axis; a++) {
                 __builtin_prefetch(g + a * inner + j + RPF_COLS, 0, 3);
                 __builtin_prefetch(y + a * inner + j + RPF_COLS, 0, 3);
+                r_prefetchw(out + a * inner + j + RPF_COLS);
             }
         V s = V_SET1(0.0f);
         for (int64_t a = 0; a < axis; a++) {
