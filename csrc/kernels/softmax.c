@@ -751,6 +751,13 @@ ACLK_CLONES static void fwd_batch_chunk(void *ctx, int64_t g0, int64_t g1)
     }
 }
 
+#if defined(ACLK_X86)
+/* the short-axis register path (defined after the backward kernels, whose helpers it shares) */
+static int short_cols(int dt, int64_t total, int64_t axis, int64_t inner, const void *out,
+                      const void *in1, const void *in2);
+static void fwd_short_chunk(void *ctx, int64_t t0, int64_t t1);
+#endif
+
 static void softmax_fwd_f32(int dt, const void *x, void *y, int64_t outer, int64_t axis,
                             int64_t inner, int lg)
 {
@@ -764,8 +771,12 @@ static void softmax_fwd_f32(int dt, const void *x, void *y, int64_t outer, int64
             aclk_parallel_for(outer, grain_for(outer, axis), fwd_long_rows_chunk, &c);
     } else if (!use_batch(axis, inner, SM_BATCH_FWD)) {
         const int64_t W = blk_width(dt, axis, inner), nblk = (inner + W - 1) / W;
-        aclk_parallel_for(outer * nblk, grain_for(outer * nblk, axis * min64(inner, W)),
-                          fwd_cols_chunk, &c);
+        aclk_range_fn fn = fwd_cols_chunk;
+#if defined(ACLK_X86)
+        if (short_cols(dt, total, axis, inner, y, x, NULL))
+            fn = fwd_short_chunk;
+#endif
+        aclk_parallel_for(outer * nblk, grain_for(outer * nblk, axis * min64(inner, W)), fn, &c);
     } else {
         const int64_t B = batch_slabs(axis, inner);
         const int64_t ng = (outer + B - 1) / B;
@@ -1428,6 +1439,281 @@ static int col16_block(const bwd_args *c, int64_t o, int64_t i0, const blk_t *b,
         col16_out_avx2(c, base, b, sacc, ws->obuf);
     return 1;
 }
+
+/* ------------------------------------------------------- short-axis column blocks ----
+ * Column blocks with one a-row per segment (inner > SEG, so R == 1) of a short axis (axis <=
+ * SHORT_AXIS), e.g. (16, 1000, 1000) over dim 0, at the AVX-512 level: one step of 64 bytes of
+ * columns at a time (16 float32 or 32 16-bit columns, a whole cache line per a-row), all the
+ * step's a-rows loaded into registers (or L1) once, then max, exps, sums and outputs computed
+ * there and stored a line per a-row (streamed when c->nt and the lines are whole), the columns
+ * SHORT_PF bytes ahead prefetched: each element is read from memory once and nothing goes
+ * through the block's scratch or L2 passes.
+ *
+ * The same bits as fwd_block / bwd_block (and col16_block) for every column whose sum is not
+ * NaN: with R == 1, those blocks' column results are sequential over a with no replicas and no
+ * fold: the max is acc = x > acc ? x : acc from -inf in a order (a compare and a masked move
+ * here: which of +0 and -0 wins matters to log-softmax's outputs); the forward sum is
+ * acc = acc + (double)exp(x - m) from 0.0 in a order, then 1.0 / acc rounded to float, or
+ * log_of_sum(acc); the backward sums are acc = acc + g*y (log: acc + g) in float32 from 0.0f in
+ * a order; the outputs are e * f, (x - m) - f, g*y - s*y and g - exp(y)*s. The exps are
+ * aclk_exp_neg_normal_f32 (written out below in intrinsics, the same operations in the same
+ * order) where every argument of the step lies in [EXP_NORMAL_MIN, 0], else aclk_exp_neg_f32
+ * (forward) or aclk_exp_f32 (exp16, backward): the same bits on their common domain. A column
+ * whose sum is NaN can hold several NaNs, and which payload survives then depends on the
+ * operand order of each compiled add and multiply: when any sum of the block is NaN the
+ * function returns 0 and the caller recomputes the whole block by the path it replaced
+ * (outputs written so far are overwritten with the same bits; hence only when the output
+ * overlaps no input). A non-NaN sum has no NaN among its terms, so no output of such a column
+ * meets two NaN operands (at most one, e.g. the default NaN of inf * 0, propagated as is). */
+#define SHORT_AXIS 16
+#define SHORT_PF 1024 /* bytes ahead prefetched along each a-row */
+
+/* exp(x) of 16 floats in [EXP_NORMAL_MIN, 0]: aclk_exp_neg_normal_f32, operation for operation */
+ACLK_AVX512_INLINE __m512 exp_nn16(__m512 x)
+{
+    const __m512 C = _mm512_set1_ps(12582912.0f);
+    const __m512 k = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), C);
+    const __m512 n = _mm512_sub_ps(k, C);
+    const __m512i nb = _mm512_slli_epi32(
+        _mm512_sub_epi32(_mm512_castps_si512(k), _mm512_set1_epi32(0x4B400000)), 23);
+    __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693359375f), x);
+    r = _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440e-4f), r);
+    const __m512 r2 = _mm512_mul_ps(r, r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_add_ps(_mm512_mul_ps(p, r2), r);
+    p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(p), nb));
+}
+
+/* 1 when every lane of x is in [EXP_NORMAL_MIN, 0] (a NaN is not) */
+ACLK_AVX512_INLINE int exp_normal16(__m512 x)
+{
+    return (_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LE_OQ) &
+            _mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_NORMAL_MIN), _CMP_GE_OQ)) == 0xFFFF;
+}
+
+/* exp(x) of 16 floats x <= 0 (or NaN): aclk_exp_neg_f32 */
+ACLK_AVX512_INLINE __m512 exp_neg16(__m512 x)
+{
+    float t[16];
+    _mm512_storeu_ps(t, x);
+    for (int j = 0; j < 16; j++)
+        t[j] = aclk_exp_neg_f32(t[j]);
+    return _mm512_loadu_ps(t);
+}
+
+/* 16 elements at p + off (dk 0: float32, 1: float16, 2: bfloat16) as floats, lanes outside m
+   zero */
+ACLK_AVX512_INLINE __m512 short_ld(const void *p, int64_t off, __mmask16 m, const int dk)
+{
+    if (dk == 0)
+        return _mm512_maskz_loadu_ps(m, (const float *)p + off);
+    const __m256i h = _mm256_maskz_loadu_epi16(m, (const uint16_t *)p + off);
+    if (dk == 1)
+        return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* one step's outputs of an a-row (v[0], and v[1] for 16-bit types) at p + off, lanes m[0],
+   m[1]; stream: a whole aligned line, streamed */
+ACLK_AVX512_INLINE void short_st(void *p, int64_t off, const __m512 *v, const __mmask16 *m,
+                                 int stream, const int dk)
+{
+    if (dk == 0) {
+        float *d = (float *)p + off;
+        if (stream)
+            _mm512_stream_ps(d, v[0]);
+        else
+            _mm512_mask_storeu_ps(d, m[0], v[0]);
+        return;
+    }
+    uint16_t *d = (uint16_t *)p + off;
+    const __m256i h0 = dk == 1 ? aclk_avx512_cvt_f16(v[0]) : aclk_avx512_cvt_bf16(v[0]);
+    const __m256i h1 = dk == 1 ? aclk_avx512_cvt_f16(v[1]) : aclk_avx512_cvt_bf16(v[1]);
+    if (stream) {
+        _mm512_stream_si512((void *)d, _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1));
+    } else {
+        _mm256_mask_storeu_epi16(d, m[0], h0);
+        _mm256_mask_storeu_epi16(d + 16, m[1], h1);
+    }
+}
+
+/* The steps of a block of w columns from element offset base (column i0 of inner): calls
+   STEP(j, l, m, stream) for the step of l columns from j, lane masks m[2], streaming its stores
+   when stream; the first step is shortened so that the following ones start on a 64-byte line
+   of out when out's a-rows are whole lines apart (else nothing is streamed). */
+typedef struct {
+    int64_t head; /* columns of the first step */
+    int nt;       /* stream whole aligned steps */
+} short_geom;
+
+ACLK_INLINE short_geom short_steps(int nt, const void *out, int64_t base, int64_t inner,
+                                   int64_t esz)
+{
+    short_geom s = {0, 0};
+    const uintptr_t a = (uintptr_t)((const char *)out + base * esz);
+    if (nt && (inner * esz) % 64 == 0 && a % (uintptr_t)esz == 0) {
+        s.nt = 1;
+        s.head = (int64_t)((64 - a % 64) % 64) / esz;
+    }
+    return s;
+}
+
+ACLK_INLINE void short_masks(int64_t l, __mmask16 *m)
+{
+    m[0] = l >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << l) - 1);
+    m[1] = l >= 32 ? (__mmask16)0xFFFF : l > 16 ? (__mmask16)((1u << (l - 16)) - 1) : 0;
+}
+
+/* 1: the block's outputs written; 0: a column's sum is NaN (see above) */
+ACLK_AVX512_INLINE int fwd_short(const fwd_args *c, int64_t base, int64_t i0, int64_t w,
+                                 const int dk, const int lg)
+{
+    const int64_t axis = c->axis, inner = c->inner, esz = dk ? 2 : 4;
+    const int NV = dk ? 2 : 1, STEP = 16 * NV;
+    const int64_t pfc = SHORT_PF / esz;
+    const short_geom g = short_steps(c->nt, c->y, base, inner, esz);
+    const char *X = (const char *)c->x;
+    __m512 xv[SHORT_AXIS][2];
+    for (int64_t j = 0, l; j < w; j += l) {
+        l = min64(j == 0 && g.head ? g.head : STEP, w - j);
+        __mmask16 m[2];
+        short_masks(l, m);
+        const int stream = g.nt && l == STEP;
+        if (i0 + j + pfc < inner)
+            for (int64_t a = 0; a < axis; a++)
+                __builtin_prefetch(X + (base + a * inner + j + pfc) * esz, 0, 3);
+        __m512 mx[2] = {_mm512_set1_ps(-INFINITY), _mm512_set1_ps(-INFINITY)};
+        for (int64_t a = 0; a < axis; a++)
+            for (int v = 0; v < NV; v++) {
+                const __m512 x = short_ld(c->x, base + a * inner + j + 16 * v, m[v], dk);
+                xv[a][v] = x;
+                mx[v] = _mm512_mask_mov_ps(mx[v], _mm512_cmp_ps_mask(x, mx[v], _CMP_GT_OQ), x);
+            }
+        int normal = 1;
+        for (int64_t a = 0; a < axis; a++)
+            for (int v = 0; v < NV; v++) {
+                xv[a][v] = _mm512_sub_ps(xv[a][v], mx[v]);
+                normal &= exp_normal16(xv[a][v]);
+            }
+        __m512d s[4] = {_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd(),
+                        _mm512_setzero_pd()};
+        for (int64_t a = 0; a < axis; a++)
+            for (int v = 0; v < NV; v++) {
+                const __m512 e = normal ? exp_nn16(xv[a][v]) : exp_neg16(xv[a][v]);
+                s[2 * v] = _mm512_add_pd(s[2 * v], _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+                s[2 * v + 1] = _mm512_add_pd(s[2 * v + 1],
+                                             _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+                if (!lg)
+                    xv[a][v] = e;
+            }
+        __mmask8 nan = 0;
+        for (int v = 0; v < 2 * NV; v++)
+            nan |= _mm512_cmp_pd_mask(s[v], s[v], _CMP_UNORD_Q);
+        if (nan)
+            return 0;
+        __m512 f[2];
+        for (int v = 0; v < NV; v++) {
+            if (lg) {
+                double sd[16];
+                float t[16];
+                _mm512_storeu_pd(sd, s[2 * v]);
+                _mm512_storeu_pd(sd + 8, s[2 * v + 1]);
+                for (int q = 0; q < 16; q++)
+                    t[q] = log_of_sum(sd[q]);
+                f[v] = _mm512_loadu_ps(t);
+            } else {
+                const __m512d one = _mm512_set1_pd(1.0);
+                f[v] = _mm512_insertf32x8(
+                    _mm512_castps256_ps512(_mm512_cvtpd_ps(_mm512_div_pd(one, s[2 * v]))),
+                    _mm512_cvtpd_ps(_mm512_div_pd(one, s[2 * v + 1])), 1);
+            }
+        }
+        for (int64_t a = 0; a < axis; a++) {
+            __m512 o[2];
+            for (int v = 0; v < NV; v++)
+                o[v] = lg ? _mm512_sub_ps(xv[a][v], f[v]) : _mm512_mul_ps(xv[a][v], f[v]);
+            short_st(c->y, base + a * inner + j, o, m, stream, dk);
+        }
+    }
+    return 1;
+}
+
+/* exp(x) of 16 floats, any x: exp_nn16 when every lane is in its domain, else exp16 */
+ACLK_AVX512_INLINE __m512 exp_any16(__m512 x)
+{
+    return exp_normal16(x) ? exp_nn16(x) : exp16(x);
+}
+
+ACLK_AVX512_INLINE int bwd_short(const bwd_args *c, int64_t base, int64_t i0, int64_t w,
+                                 const int dk, const int lg)
+{
+    const int64_t axis = c->axis, inner = c->inner, esz = dk ? 2 : 4;
+    const int NV = dk ? 2 : 1, STEP = 16 * NV;
+    const int64_t pfc = SHORT_PF / esz;
+    const short_geom geo = short_steps(c->nt, c->out, base, inner, esz);
+    const char *G = (const char *)c->g, *Y = (const char *)c->yv;
+    __m512 gv[SHORT_AXIS][2], yv[SHORT_AXIS][2];
+    for (int64_t j = 0, l; j < w; j += l) {
+        l = min64(j == 0 && geo.head ? geo.head : STEP, w - j);
+        __mmask16 m[2];
+        short_masks(l, m);
+        const int stream = geo.nt && l == STEP;
+        if (i0 + j + pfc < inner)
+            for (int64_t a = 0; a < axis; a++) {
+                __builtin_prefetch(G + (base + a * inner + j + pfc) * esz, 0, 3);
+                __builtin_prefetch(Y + (base + a * inner + j + pfc) * esz, 0, 3);
+            }
+        __m512 s[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+        for (int64_t a = 0; a < axis; a++)
+            for (int v = 0; v < NV; v++) {
+                const int64_t off = base + a * inner + j + 16 * v;
+                const __m512 g = short_ld(c->g, off, m[v], dk), y = short_ld(c->yv, off, m[v], dk);
+                gv[a][v] = g, yv[a][v] = y;
+                s[v] = _mm512_add_ps(s[v], lg ? g : _mm512_mul_ps(g, y));
+            }
+        __mmask16 nan = 0;
+        for (int v = 0; v < NV; v++)
+            nan |= _mm512_cmp_ps_mask(s[v], s[v], _CMP_UNORD_Q);
+        if (nan)
+            return 0;
+        for (int64_t a = 0; a < axis; a++) {
+            __m512 o[2];
+            for (int v = 0; v < NV; v++) {
+                const __m512 g = gv[a][v], y = yv[a][v];
+                o[v] = lg ? _mm512_sub_ps(g, _mm512_mul_ps(exp_any16(y), s[v]))
+                          : _mm512_sub_ps(_mm512_mul_ps(g, y), _mm512_mul_ps(s[v], y));
+            }
+            short_st(c->out, base + a * inner + j, o, m, stream, dk);
+        }
+    }
+    return 1;
+}
+
+#define DK_LG_CALL(F, c, ...)                                                                 \
+    ((c)->lg ? ((c)->dt == ACLK_F32 ? F(__VA_ARGS__, 0, 1)                                   \
+                                    : (c)->dt == ACLK_F16 ? F(__VA_ARGS__, 1, 1)             \
+                                                          : F(__VA_ARGS__, 2, 1))            \
+             : ((c)->dt == ACLK_F32 ? F(__VA_ARGS__, 0, 0)                                   \
+                                    : (c)->dt == ACLK_F16 ? F(__VA_ARGS__, 1, 0)             \
+                                                          : F(__VA_ARGS__, 2, 0)))
+
+ACLK_TARGET_AVX512 static int fwd_short_avx512(const fwd_args *c, int64_t base, int64_t i0,
+                                               int64_t w)
+{
+    return DK_LG_CALL(fwd_short, c, c, base, i0, w);
+}
+
+ACLK_TARGET_AVX512 static int bwd_short_avx512(const bwd_args *c, int64_t base, int64_t i0,
+                                               int64_t w)
+{
+    return DK_LG_CALL(bwd_short, c, c, base, i0, w);
+}
 #endif
 
 /* one column block; out may be grad or y (the gathered blocks, nt = 0 there) */
@@ -1525,6 +1811,61 @@ ACLK_CLONES static void bwd_batch_chunk(void *ctx, int64_t g0, int64_t g1)
     }
 }
 
+#if defined(ACLK_X86)
+/* 1 when the n bytes at p and the n bytes at q do not overlap */
+static int disjoint(const void *p, const void *q, int64_t n)
+{
+    const uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
+    return a + (uintptr_t)n <= b || b + (uintptr_t)n <= a;
+}
+
+/* A block of one a-row per segment (inner > SEG) over a short axis takes the register path at
+   the AVX-512 level when the output overlaps no input (see fwd_short) */
+static int short_cols(int dt, int64_t total, int64_t axis, int64_t inner, const void *out,
+                           const void *in1, const void *in2)
+{
+#if defined(ACLK_X86)
+    const int64_t bytes = total * (dt == ACLK_F32 ? 4 : 2);
+    return inner > SEG && axis <= SHORT_AXIS && aclk_isa_level() >= ACLK_ISA_AVX512 &&
+           disjoint(out, in1, bytes) && (!in2 || disjoint(out, in2, bytes));
+#else
+    (void)dt, (void)total, (void)axis, (void)inner, (void)out, (void)in1, (void)in2;
+    return 0;
+#endif
+}
+
+/* The short-axis path's work items are the column path's, (outer index, block of W columns),
+   so that a block whose sums hold a NaN is recomputed by fwd_cols_chunk / bwd_cols_chunk as an
+   item of its own: those functions, whose compiled code decides the NaN payloads, stay as they
+   were (a second inlined copy of fwd_block / bwd_block here would be compiled on its own, and
+   may order the operands of a commutative add or multiply otherwise). */
+static void fwd_short_chunk(void *ctx, int64_t t0, int64_t t1)
+{
+    const fwd_args *c = (const fwd_args *)ctx;
+    const int64_t W = blk_width(c->dt, c->axis, c->inner), nblk = (c->inner + W - 1) / W;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t o = t / nblk, i0 = (t % nblk) * W;
+        if (!fwd_short_avx512(c, o * c->axis * c->inner + i0, i0, min64(W, c->inner - i0)))
+            fwd_cols_chunk(ctx, t, t + 1);
+    }
+    if (c->nt)
+        aclk_nt_fence();
+}
+
+static void bwd_short_chunk(void *ctx, int64_t t0, int64_t t1)
+{
+    const bwd_args *c = (const bwd_args *)ctx;
+    const int64_t W = blk_width(c->dt, c->axis, c->inner), nblk = (c->inner + W - 1) / W;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t o = t / nblk, i0 = (t % nblk) * W;
+        if (!bwd_short_avx512(c, o * c->axis * c->inner + i0, i0, min64(W, c->inner - i0)))
+            bwd_cols_chunk(ctx, t, t + 1);
+    }
+    if (c->nt)
+        aclk_nt_fence();
+}
+#endif
+
 static void softmax_bwd_f32(int dt, const void *grad, const void *yv, void *out, int64_t outer,
                             int64_t axis, int64_t inner, int lg)
 {
@@ -1536,8 +1877,12 @@ static void softmax_bwd_f32(int dt, const void *grad, const void *yv, void *out,
                           axis <= ROWBUF ? bwd_short_rows_chunk : bwd_rows_chunk, &c);
     } else if (!use_batch(axis, inner, SM_BATCH_BWD)) {
         const int64_t W = blk_width(dt, axis, inner), nblk = (inner + W - 1) / W;
-        aclk_parallel_for(outer * nblk, grain_for(outer * nblk, axis * min64(inner, W)),
-                          bwd_cols_chunk, &c);
+        aclk_range_fn fn = bwd_cols_chunk;
+#if defined(ACLK_X86)
+        if (short_cols(dt, total, axis, inner, out, grad, yv))
+            fn = bwd_short_chunk;
+#endif
+        aclk_parallel_for(outer * nblk, grain_for(outer * nblk, axis * min64(inner, W)), fn, &c);
     } else {
         const int64_t B = batch_slabs(axis, inner);
         const int64_t ng = (outer + B - 1) / B;
