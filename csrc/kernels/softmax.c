@@ -74,13 +74,10 @@
 #include "aclk_pool.h"
 #include "vecmath.h"
 #include "cvt_x86.h"
+#include "softmax_common.h"
 
 #define SEG 512 /* segment / accumulator width in elements */
 
-static inline int64_t min64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
 
 /* ------------------------------------------------------------------- reductions ----
  * Reductions of a whole row into LANES fixed accumulators (lane = index mod LANES), which gcc
@@ -154,66 +151,10 @@ ACLK_INLINE void vdot_acc_f(float *restrict acc, const float *restrict g,
         acc[k] += g[k] * y[k];
 }
 
-/* fold R replicas of w columns into the first one (halving tree) */
-ACLK_INLINE void fold_max_f(float *acc, int64_t R, int64_t w)
-{
-    while (R > 1) {
-        int64_t h = R / 2, keep = R - h;
-        float *restrict lo = acc;
-        const float *restrict hi = acc + keep * w;
-        for (int64_t k = 0; k < h * w; k++)
-            lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
-        R = keep;
-    }
-}
 
-ACLK_INLINE void fold_sum_f(float *acc, int64_t R, int64_t w)
-{
-    while (R > 1) {
-        int64_t h = R / 2, keep = R - h;
-        float *restrict lo = acc;
-        const float *restrict hi = acc + keep * w;
-        for (int64_t k = 0; k < h * w; k++)
-            lo[k] += hi[k];
-        R = keep;
-    }
-}
 
-ACLK_INLINE void fold_sum_d(double *acc, int64_t R, int64_t w)
-{
-    while (R > 1) {
-        int64_t h = R / 2, keep = R - h;
-        double *restrict lo = acc;
-        const double *restrict hi = acc + keep * w;
-        for (int64_t k = 0; k < h * w; k++)
-            lo[k] += hi[k];
-        R = keep;
-    }
-}
 
-static void fold_max_d(double *acc, int64_t R, int64_t w)
-{
-    while (R > 1) {
-        int64_t h = R / 2, keep = R - h;
-        double *restrict lo = acc;
-        const double *restrict hi = acc + keep * w;
-        for (int64_t k = 0; k < h * w; k++)
-            lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
-        R = keep;
-    }
-}
 
-/* copy the first w elements into replicas 1 .. R-1 */
-ACLK_INLINE void replicate(void *acc, int64_t R, int64_t w, size_t esz)
-{
-    char *p = (char *)acc;
-    int64_t total = R * w, have = w;
-    while (have < total) {
-        int64_t c = min64(have, total - have);
-        memcpy(p + have * (int64_t)esz, p, (size_t)c * esz);
-        have += c;
-    }
-}
 
 /* --------------------------------------------------------------------- blocking ---- */
 
@@ -873,12 +814,6 @@ ACLK_INLINE void prefetch_next_row(const bwd_args *c, int64_t base, int64_t a0)
    softmax_backward 0.250 -> 0.200 ns/element, log_softmax_backward 0.48 -> 0.43; cold,
    (4096, 4096), 2 threads: 0.94-0.98x. */
 
-/* F(args..., bf, lg) with bf (bfloat16, else float16) and lg (log_softmax_backward) as
-   constants taken from the bwd_args c, so that each of the four is compiled without the
-   choices in its loops */
-#define BF_LG_CALL(F, c, ...)                                                                 \
-    ((c)->lg ? ((c)->dt == ACLK_BF16 ? F(__VA_ARGS__, 1, 1) : F(__VA_ARGS__, 0, 1))           \
-             : ((c)->dt == ACLK_BF16 ? F(__VA_ARGS__, 1, 0) : F(__VA_ARGS__, 0, 0)))
 
 ACLK_AVX2_INLINE __m256 ld16x8(const uint16_t *p, const int bf)
 {

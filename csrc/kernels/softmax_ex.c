@@ -53,6 +53,7 @@
 #include "dtype.h"
 #include "aclk_pool.h"
 #include "vecmath.h"
+#include "softmax_common.h"
 
 #define SEG 512      /* segment / accumulator width in elements */
 #define KEEP 65536   /* floats of a block kept in thread scratch between the passes */
@@ -60,10 +61,6 @@
 #define CHUNK_MIN 4096
 #define MIN_CHUNKS 8
 
-static inline int64_t min64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
 
 static int ex_dtype_ok(int dt)
 {
@@ -246,42 +243,8 @@ ACLK_INLINE void vnz_acc(uint32_t *restrict nz, const float *restrict x, int64_t
         nz[k] |= (uint32_t)(x[k] != -INFINITY);
 }
 
-/* fold R replicas of w columns into the first one (halving tree) */
-ACLK_INLINE void fold_max_f(float *acc, int64_t R, int64_t w)
-{
-    while (R > 1) {
-        int64_t h = R / 2, keep = R - h;
-        float *restrict lo = acc;
-        const float *restrict hi = acc + keep * w;
-        for (int64_t k = 0; k < h * w; k++)
-            lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
-        R = keep;
-    }
-}
 
-ACLK_INLINE void fold_sum_d(double *acc, int64_t R, int64_t w)
-{
-    while (R > 1) {
-        int64_t h = R / 2, keep = R - h;
-        double *restrict lo = acc;
-        const double *restrict hi = acc + keep * w;
-        for (int64_t k = 0; k < h * w; k++)
-            lo[k] += hi[k];
-        R = keep;
-    }
-}
 
-ACLK_INLINE void fold_max_d(double *acc, int64_t R, int64_t w)
-{
-    while (R > 1) {
-        int64_t h = R / 2, keep = R - h;
-        double *restrict lo = acc;
-        const double *restrict hi = acc + keep * w;
-        for (int64_t k = 0; k < h * w; k++)
-            lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
-        R = keep;
-    }
-}
 
 ACLK_INLINE void fold_or(uint32_t *acc, int64_t R, int64_t w)
 {
@@ -295,17 +258,6 @@ ACLK_INLINE void fold_or(uint32_t *acc, int64_t R, int64_t w)
     }
 }
 
-/* copy the first w elements into replicas 1 .. R-1 */
-ACLK_INLINE void replicate(void *acc, int64_t R, int64_t w, size_t esz)
-{
-    char *p = (char *)acc;
-    int64_t total = R * w, have = w;
-    while (have < total) {
-        int64_t c = min64(have, total - have);
-        memcpy(p + have * (int64_t)esz, p, (size_t)c * esz);
-        have += c;
-    }
-}
 
 /* -------------------------------------------------------------- loads and stores ---- */
 

@@ -67,6 +67,7 @@
 #include "aclk_pool.h"
 #include "vecmath.h"
 #include "cvt_x86.h"
+#include "softmax_common.h"
 
 #define RROWBUF 8192   /* softmax rows up to this long keep their exps in a float32 buffer */
 #define RPF_BLOCK 512  /* row elements per prefetch batch of the next row */
@@ -259,32 +260,6 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_HMAX(v) (v)
 #define R_STREAM(d, s, n) memcpy((d), (s), (size_t)(n) * 2)
 #include "softmax_relaxed_body.h"
-#undef V
-#undef VW
-#undef ATTR
-#undef SFX
-#undef V_SET1
-#undef V_ADD
-#undef V_SUB
-#undef V_MUL
-#undef V_DIV
-#undef V_MAX
-#undef V_FNMA
-#undef V_EXP
-#undef V_EXPN
-#undef V_LD
-#undef V_LDN
-#undef V_ST
-#undef V_STN
-#undef V_LDF
-#undef V_LDFN
-#undef V_STF
-#undef V_STFN
-#undef V_CNT_EQ0
-#undef V_ADD_NE0
-#undef V_HSUM
-#undef V_HMAX
-#undef R_STREAM
 
 #if defined(ACLK_X86)
 /* d[0, n) = s[0, n), streamed from the first 64-byte boundary of d (whole lines only) */
@@ -436,32 +411,6 @@ ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
 #define V_HMAX(v) r2_hmax(v)
 #define R_STREAM(d, s, n) r_stream16(d, s, n)
 #include "softmax_relaxed_body.h"
-#undef V
-#undef VW
-#undef ATTR
-#undef SFX
-#undef V_SET1
-#undef V_ADD
-#undef V_SUB
-#undef V_MUL
-#undef V_DIV
-#undef V_MAX
-#undef V_FNMA
-#undef V_EXP
-#undef V_EXPN
-#undef V_LD
-#undef V_LDN
-#undef V_ST
-#undef V_STN
-#undef V_LDF
-#undef V_LDFN
-#undef V_STF
-#undef V_STFN
-#undef V_CNT_EQ0
-#undef V_ADD_NE0
-#undef V_HSUM
-#undef V_HMAX
-#undef R_STREAM
 
 /* ------------------------------------------------------------------ AVX-512 level ---- */
 
@@ -557,32 +506,6 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #define V_HMAX(v) _mm512_reduce_max_ps(v)
 #define R_STREAM(d, s, n) r_stream16(d, s, n)
 #include "softmax_relaxed_body.h"
-#undef V
-#undef VW
-#undef ATTR
-#undef SFX
-#undef V_SET1
-#undef V_ADD
-#undef V_SUB
-#undef V_MUL
-#undef V_DIV
-#undef V_MAX
-#undef V_FNMA
-#undef V_EXP
-#undef V_EXPN
-#undef V_LD
-#undef V_LDN
-#undef V_ST
-#undef V_STN
-#undef V_LDF
-#undef V_LDFN
-#undef V_STF
-#undef V_STFN
-#undef V_CNT_EQ0
-#undef V_ADD_NE0
-#undef V_HSUM
-#undef V_HMAX
-#undef R_STREAM
 
 /* ------------------------------------------------------- AVX-512 with AVX-512-BF16 ----
  * The AVX-512 level once more for bfloat16 on CPUs with vcvtneps2bf16: its rounding to nearest
@@ -630,32 +553,6 @@ static inline __attribute__((always_inline)) R5B_TARGET __m256i r5b_cvt_out(__m5
 #define V_HMAX(v) _mm512_reduce_max_ps(v)
 #define R_STREAM(d, s, n) r_stream16(d, s, n)
 #include "softmax_relaxed_body.h"
-#undef V
-#undef VW
-#undef ATTR
-#undef SFX
-#undef V_SET1
-#undef V_ADD
-#undef V_SUB
-#undef V_MUL
-#undef V_DIV
-#undef V_MAX
-#undef V_FNMA
-#undef V_EXP
-#undef V_EXPN
-#undef V_LD
-#undef V_LDN
-#undef V_ST
-#undef V_STN
-#undef V_LDF
-#undef V_LDFN
-#undef V_STF
-#undef V_STFN
-#undef V_CNT_EQ0
-#undef V_ADD_NE0
-#undef V_HSUM
-#undef V_HMAX
-#undef R_STREAM
 #endif /* ACLK_X86 */
 
 /* ------------------------------------------------------------------ entry points ---- */
@@ -696,6 +593,17 @@ static int64_t r_width(int64_t axis, int64_t inner)
     return w < 64 ? 64 : (w > RWMAX ? RWMAX : w);
 }
 
+/* the chunk function KIND##_chunk (fwd_rows, fwd_cols, bwd_rows, bwd_cols) of the CPU's level
+   for dtype (the AVX-512-BF16 instantiation for bfloat16 where the CPU has it) */
+#if defined(ACLK_X86)
+#define R_PICK(KIND, level, dtype)                                                           \
+    ((level) >= ACLK_ISA_AVX512                                                               \
+         ? (r_bf16_ok(dtype) ? KIND##_chunk_avx512bf : KIND##_chunk_avx512)                   \
+         : (level) >= ACLK_ISA_AVX2 ? KIND##_chunk_avx2 : KIND##_chunk_generic)
+#else
+#define R_PICK(KIND, level, dtype) KIND##_chunk_generic
+#endif
+
 int aclk_softmax_fwd_relaxed(int dtype, const void *x, void *y, int64_t outer, int64_t axis,
                              int64_t inner, int log_softmax)
 {
@@ -710,24 +618,12 @@ int aclk_softmax_fwd_relaxed(int dtype, const void *x, void *y, int64_t outer, i
     int64_t items, epi;
     if (inner == 1) {
         items = outer, epi = axis;
-#if defined(ACLK_X86)
-        fn = level >= ACLK_ISA_AVX512 ? (r_bf16_ok(dtype) ? fwd_rows_chunk_avx512bf
-                                                          : fwd_rows_chunk_avx512)
-             : level >= ACLK_ISA_AVX2 ? fwd_rows_chunk_avx2 : fwd_rows_chunk_generic;
-#else
-        fn = fwd_rows_chunk_generic;
-#endif
+        fn = R_PICK(fwd_rows, level, dtype);
     } else {
         c.W = r_width(axis, inner);
         c.nblk = (inner + c.W - 1) / c.W;
         items = outer * c.nblk, epi = axis * c.W;
-#if defined(ACLK_X86)
-        fn = level >= ACLK_ISA_AVX512 ? (r_bf16_ok(dtype) ? fwd_cols_chunk_avx512bf
-                                                          : fwd_cols_chunk_avx512)
-             : level >= ACLK_ISA_AVX2 ? fwd_cols_chunk_avx2 : fwd_cols_chunk_generic;
-#else
-        fn = fwd_cols_chunk_generic;
-#endif
+        fn = R_PICK(fwd_cols, level, dtype);
     }
     (void)level;
     const int64_t chunk = inner == 1 || axis <= RSMALL ? RCHUNK : RCHUNK_FCOLS;
@@ -749,24 +645,12 @@ int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *o
     int64_t items, epi;
     if (inner == 1) {
         items = outer, epi = axis;
-#if defined(ACLK_X86)
-        fn = level >= ACLK_ISA_AVX512 ? (r_bf16_ok(dtype) ? bwd_rows_chunk_avx512bf
-                                                          : bwd_rows_chunk_avx512)
-             : level >= ACLK_ISA_AVX2 ? bwd_rows_chunk_avx2 : bwd_rows_chunk_generic;
-#else
-        fn = bwd_rows_chunk_generic;
-#endif
+        fn = R_PICK(bwd_rows, level, dtype);
     } else {
         c.W = r_width(axis, inner);
         c.nblk = (inner + c.W - 1) / c.W;
         items = outer * c.nblk, epi = axis * c.W;
-#if defined(ACLK_X86)
-        fn = level >= ACLK_ISA_AVX512 ? (r_bf16_ok(dtype) ? bwd_cols_chunk_avx512bf
-                                                          : bwd_cols_chunk_avx512)
-             : level >= ACLK_ISA_AVX2 ? bwd_cols_chunk_avx2 : bwd_cols_chunk_generic;
-#else
-        fn = bwd_cols_chunk_generic;
-#endif
+        fn = R_PICK(bwd_cols, level, dtype);
     }
     (void)level;
     aclk_parallel_for(items, r_grain(items, epi, RCHUNK), fn, &c);

@@ -115,17 +115,7 @@ static ATTR void SFX(fwd_rows_chunk)(void *ctx, int64_t r0, int64_t r1)
         const uint16_t *xr = (const uint16_t *)c->x + r * n;
         uint16_t *yr = (uint16_t *)c->y + r * n;
         const char *pf = r + 1 < r1 ? (const char *)(xr + n) : NULL;
-        if (c->lg) {
-            if (c->dt == ACLK_BF16)
-                SFX(fwd_row)(c, xr, yr, n, pf, eb, hb, 1, 1);
-            else
-                SFX(fwd_row)(c, xr, yr, n, pf, eb, hb, 0, 1);
-        } else {
-            if (c->dt == ACLK_BF16)
-                SFX(fwd_row)(c, xr, yr, n, pf, eb, hb, 1, 0);
-            else
-                SFX(fwd_row)(c, xr, yr, n, pf, eb, hb, 0, 0);
-        }
+        BF_LG_CALL(SFX(fwd_row), c, c, xr, yr, n, pf, eb, hb);
     }
     if (c->nt)
         aclk_nt_fence();
@@ -355,30 +345,10 @@ static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
                continues them) */
             const int64_t i0 = (t % c->nblk) * c->W;
             const int64_t pf_end = (t + 1 < t1 && pbase == base + w ? c->inner : i0 + w) - i0;
-            if (c->lg) {
-                if (c->dt == ACLK_BF16)
-                    SFX(fwd_block_small)(c, base, w, pf_end, 1, 1);
-                else
-                    SFX(fwd_block_small)(c, base, w, pf_end, 0, 1);
-            } else {
-                if (c->dt == ACLK_BF16)
-                    SFX(fwd_block_small)(c, base, w, pf_end, 1, 0);
-                else
-                    SFX(fwd_block_small)(c, base, w, pf_end, 0, 0);
-            }
+            BF_LG_CALL(SFX(fwd_block_small), c, c, base, w, pf_end);
             continue;
         }
-        if (c->lg) {
-            if (c->dt == ACLK_BF16)
-                SFX(fwd_block)(c, base, w, pf, pw, &ws, 1, 1);
-            else
-                SFX(fwd_block)(c, base, w, pf, pw, &ws, 0, 1);
-        } else {
-            if (c->dt == ACLK_BF16)
-                SFX(fwd_block)(c, base, w, pf, pw, &ws, 1, 0);
-            else
-                SFX(fwd_block)(c, base, w, pf, pw, &ws, 0, 0);
-        }
+        BF_LG_CALL(SFX(fwd_block), c, c, base, w, pf, pw, &ws);
     }
     if (c->nt)
         aclk_nt_fence();
@@ -450,17 +420,7 @@ static ATTR void SFX(bwd_rows_chunk)(void *ctx, int64_t r0, int64_t r1)
             pfg = (const char *)((const uint16_t *)c->g + base + n);
             pfy = (const char *)((const uint16_t *)c->yv + base + n);
         }
-        if (c->lg) {
-            if (c->dt == ACLK_BF16)
-                SFX(bwd_row)(c, base, n, pfg, pfy, hb, 1, 1);
-            else
-                SFX(bwd_row)(c, base, n, pfg, pfy, hb, 0, 1);
-        } else {
-            if (c->dt == ACLK_BF16)
-                SFX(bwd_row)(c, base, n, pfg, pfy, hb, 1, 0);
-            else
-                SFX(bwd_row)(c, base, n, pfg, pfy, hb, 0, 0);
-        }
+        BF_LG_CALL(SFX(bwd_row), c, c, base, n, pfg, pfy, hb);
     }
     if (c->nt)
         aclk_nt_fence();
@@ -627,31 +587,39 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
         if (c->axis <= RSMALL && c->inner >= VW) {
             const int64_t i0 = (t % c->nblk) * c->W;
             const int64_t pf_end = (t + 1 < t1 && pbase == base + w ? c->inner : i0 + w) - i0;
-            if (c->lg) {
-                if (c->dt == ACLK_BF16)
-                    SFX(bwd_block_small)(c, base, w, pf_end, 1, 1);
-                else
-                    SFX(bwd_block_small)(c, base, w, pf_end, 0, 1);
-            } else {
-                if (c->dt == ACLK_BF16)
-                    SFX(bwd_block_small)(c, base, w, pf_end, 1, 0);
-                else
-                    SFX(bwd_block_small)(c, base, w, pf_end, 0, 0);
-            }
+            BF_LG_CALL(SFX(bwd_block_small), c, c, base, w, pf_end);
             continue;
         }
-        if (c->lg) {
-            if (c->dt == ACLK_BF16)
-                SFX(bwd_block)(c, base, w, pbase, pw, &ws, 1, 1);
-            else
-                SFX(bwd_block)(c, base, w, pbase, pw, &ws, 0, 1);
-        } else {
-            if (c->dt == ACLK_BF16)
-                SFX(bwd_block)(c, base, w, pbase, pw, &ws, 1, 0);
-            else
-                SFX(bwd_block)(c, base, w, pbase, pw, &ws, 0, 0);
-        }
+        BF_LG_CALL(SFX(bwd_block), c, c, base, w, pbase, pw, &ws);
     }
     if (c->nt)
         aclk_nt_fence();
 }
+
+/* the instantiation's parameters, undefined for the next one */
+#undef V
+#undef VW
+#undef ATTR
+#undef SFX
+#undef V_SET1
+#undef V_ADD
+#undef V_SUB
+#undef V_MUL
+#undef V_DIV
+#undef V_MAX
+#undef V_FNMA
+#undef V_EXP
+#undef V_EXPN
+#undef V_LD
+#undef V_LDN
+#undef V_ST
+#undef V_STN
+#undef V_LDF
+#undef V_LDFN
+#undef V_STF
+#undef V_STFN
+#undef V_CNT_EQ0
+#undef V_ADD_NE0
+#undef V_HSUM
+#undef V_HMAX
+#undef R_STREAM

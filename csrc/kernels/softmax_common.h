@@ -1,0 +1,97 @@
+/*
+ * softmax_common.h: the pieces the softmax-family kernels share (softmax.c, the strict kernels;
+ * softmax_ex.c, oneDNN's attributes; softmax_relaxed.c, the relaxed kernels): the replica folds
+ * of the column reductions and the dispatch of a function specialised on (bfloat16, log) as
+ * constants. Static inline, so each file (and each of its target clones) gets its own copy at
+ * its vector width; every fold adds or compares in a fixed order, so sharing them changes no
+ * bit (tests/data/strict_digests.json pins the strict kernels' outputs). Include after the
+ * contraction-off pragmas of the including file.
+ */
+#ifndef ACLK_SOFTMAX_COMMON_H
+#define ACLK_SOFTMAX_COMMON_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "aclnn_emu.h"
+#include "dtype.h"
+
+static inline int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* F(args..., bf, lg) with bf (bfloat16, else float16) and lg (the log flag) as constants taken
+   from c (c->dt, c->lg), so that each of the four is compiled without the choices in its
+   loops */
+#define BF_LG_CALL(F, c, ...)                                                                 \
+    ((c)->lg ? ((c)->dt == ACLK_BF16 ? F(__VA_ARGS__, 1, 1) : F(__VA_ARGS__, 0, 1))           \
+             : ((c)->dt == ACLK_BF16 ? F(__VA_ARGS__, 1, 0) : F(__VA_ARGS__, 0, 0)))
+
+/* Column reductions keep R replicas of w per-column accumulators (R a-rows of a segment at
+   once); the folds below bring them into the first replica by a halving tree, whose order is
+   part of the results' bits. */
+
+/* fold R replicas of w columns into the first one (halving tree): max */
+ACLK_INLINE void fold_max_f(float *acc, int64_t R, int64_t w)
+{
+    while (R > 1) {
+        int64_t h = R / 2, keep = R - h;
+        float *restrict lo = acc;
+        const float *restrict hi = acc + keep * w;
+        for (int64_t k = 0; k < h * w; k++)
+            lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
+        R = keep;
+    }
+}
+
+ACLK_INLINE void fold_max_d(double *acc, int64_t R, int64_t w)
+{
+    while (R > 1) {
+        int64_t h = R / 2, keep = R - h;
+        double *restrict lo = acc;
+        const double *restrict hi = acc + keep * w;
+        for (int64_t k = 0; k < h * w; k++)
+            lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
+        R = keep;
+    }
+}
+
+/* the same, sums */
+ACLK_INLINE void fold_sum_f(float *acc, int64_t R, int64_t w)
+{
+    while (R > 1) {
+        int64_t h = R / 2, keep = R - h;
+        float *restrict lo = acc;
+        const float *restrict hi = acc + keep * w;
+        for (int64_t k = 0; k < h * w; k++)
+            lo[k] += hi[k];
+        R = keep;
+    }
+}
+
+ACLK_INLINE void fold_sum_d(double *acc, int64_t R, int64_t w)
+{
+    while (R > 1) {
+        int64_t h = R / 2, keep = R - h;
+        double *restrict lo = acc;
+        const double *restrict hi = acc + keep * w;
+        for (int64_t k = 0; k < h * w; k++)
+            lo[k] += hi[k];
+        R = keep;
+    }
+}
+
+/* copy the first w elements into replicas 1 .. R-1 */
+ACLK_INLINE void replicate(void *acc, int64_t R, int64_t w, size_t esz)
+{
+    char *p = (char *)acc;
+    int64_t total = R * w, have = w;
+    while (have < total) {
+        int64_t c = min64(have, total - have);
+        memcpy(p + have * (int64_t)esz, p, (size_t)c * esz);
+        have += c;
+    }
+}
+
+#endif /* ACLK_SOFTMAX_COMMON_H */
