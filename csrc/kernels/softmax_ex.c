@@ -141,7 +141,37 @@ typedef struct {
     const float *src1;
     void *y;
     int64_t outer, axis, inner, W, nblk;
+    const float *etab; /* int8 / uint8 src: exp_table, else NULL */
 } ex_ctx;
+
+/* int8 / uint8 inputs: x - max is an integer in [-255, 0], so exp(x - max) is one of 256
+   values, computed once per call with the exp every other path uses (aclk_exp_neg_f32, the same
+   bits as aclk_vexp_sub_f32 gives) and then looked up: the exp of a wide int8 row, whose
+   arguments fall below the fast exp's domain, cost 56 ms on (4096, 4096) against 6 ms for a
+   narrow one. */
+#define EXP_TAB 256
+static void exp_table(float *t)
+{
+    for (int j = 0; j < EXP_TAB; j++)
+        t[j] = aclk_exp_neg_f32(-(float)j);
+}
+
+/* e[k] = exp(x[k] - m[k]) for integer-valued x[k] <= m[k] (an int8 / uint8 source) */
+ACLK_INLINE void vexp_sub_tab(const float *restrict x, const float *restrict m, float *e,
+                              int64_t n, const float *restrict tab)
+{
+    for (int64_t k = 0; k < n; k++)
+        e[k] = tab[(int32_t)(m[k] - x[k])];
+}
+
+/* e = exp(x - m) by the table (integer sources) or the vector exp */
+ACLK_INLINE void exp_sub(const ex_ctx *c, const float *x, const float *m, float *e, int64_t n)
+{
+    if (c->etab)
+        vexp_sub_tab(x, m, e, n, c->etab);
+    else
+        aclk_vexp_sub_f32(x, m, e, n);
+}
 
 /* the operand of post-op j for item (o, i0) of geometry b; tab has room for SEG entries */
 static void make_operand(const ex_ctx *c, int j, int64_t o, int64_t i0, blk_t b, int64_t *tab,
@@ -219,10 +249,10 @@ ACLK_INLINE void vsum_rest_acc_d(double *restrict acc, double *restrict kacc,
                                  const float *restrict e, const float *restrict x,
                                  const float *restrict m, int64_t n)
 {
-    for (int64_t k = 0; k < n; k++) {
-        const int top = x[k] == m[k];
-        acc[k] += top ? 0.0 : (double)e[k];
-        kacc[k] += top ? 1.0 : 0.0;
+    for (int64_t k = 0; k < n; k++) {  /* branch-free: ties at the max are common in ints */
+        const double ek = (double)e[k], top = (double)(x[k] == m[k]);
+        acc[k] += ek - ek * top;  /* e is 1 at the max: exactly 0 there, e elsewhere */
+        kacc[k] += top;
     }
 }
 
@@ -638,7 +668,7 @@ ACLK_INLINE void item_f32(const ex_ctx *c, int64_t o, int64_t i0, blk_t b, ws_f3
         const float *px = wide ? e : load_f32(dt, x, base + a0 * inner, len, xbuf);
         /* log-softmax needs the sums only: its exps go to ebuf, eblk keeps the widened x */
         float *eo = lg ? ebuf : e;
-        aclk_vexp_sub_f32(px, macc, eo, len);
+        exp_sub(c, px, macc, eo, len);
         if (lg)
             vsum_rest_acc_d(sacc, kacc, eo, px, macc, len);
         else
@@ -664,7 +694,7 @@ ACLK_INLINE void item_f32(const ex_ctx *c, int64_t o, int64_t i0, blk_t b, ws_f3
                 e = ws->eblk + a0 * b.w;
             } else {
                 const float *px = load_f32(dt, x, off, len, xbuf);
-                aclk_vexp_sub_f32(px, macc, ebuf, len);
+                exp_sub(c, px, macc, ebuf, len);
             }
             for (int64_t k = 0; k < len; k++)
                 d[k] = e[k] * fac[k];
@@ -831,6 +861,12 @@ int aclk_softmax_ex(const emu_softmax_ex_args *p, int src_dtype, const void *x,
     if (binary && (!src1 || !shape_ok(p)))
         return -1;
     ex_ctx c;
+    float etab[EXP_TAB];
+    c.etab = NULL;
+    if (src_dtype == ACLK_I8 || src_dtype == ACLK_U8) {
+        exp_table(etab);
+        c.etab = etab;
+    }
     c.p = p;
     c.sdt = src_dtype;
     c.ddt = dst_dtype;
