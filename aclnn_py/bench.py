@@ -684,7 +684,8 @@ class Runner:
             out = views[n_in]
             args = [tensors[p] if p in tensors else dim for p in op.params]
             # phase 1 with the row's accumulation mode in the environment (restored after it)
-            with accumulation_env("relaxed" if case.mode == "relaxed" else "strict"):
+            want = "relaxed" if case.mode == "relaxed" else "strict"
+            with accumulation_env(want):
                 if case.mode == "int8":  # the functional layer's phase 1: a SoftmaxEx step
                     ws, executor, ret = ops.get_workspace_size(
                         op, tuple(args), extended=True,
@@ -694,14 +695,10 @@ class Runner:
             if ret:
                 raise BenchError(f"{case.op}GetWorkspaceSize ({case.title}) returned {ret}: "
                                  f"{acl.get_recent_err_msg()}")
-            accumulation = executor.accumulation
-            if case.mode == "relaxed" and accumulation != "relaxed":
+            accumulation = executor.accumulation  # None: an operator without modes
+            if (accumulation or "strict") != want:
                 raise BenchError(f"{what}: phase 1 recorded accumulation {accumulation!r}, not "
-                                 f"'relaxed' (an acl.init JSON file setting "
-                                 f"{ACCUMULATION_ENV}?)")
-            if case.mode != "relaxed" and accumulation not in (None, "strict"):
-                raise BenchError(f"{what}: phase 1 recorded accumulation {accumulation!r}, not "
-                                 f"'strict' (an acl.init JSON file setting "
+                                 f"{want!r} (an acl.init JSON file setting "
                                  f"{ACCUMULATION_ENV}?)")
             aclnn.aclSetAclOpExecutorRepeatable(executor)
             ws_ptr = bufs.array((ws,), np.dtype(np.uint8))[0] if ws else 0

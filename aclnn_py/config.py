@@ -13,6 +13,7 @@ import re
 from typing import Any, Optional
 
 from . import soc as _soc
+from .enums import Accumulation
 
 KEYS = (
     "ACLNN_EMU_SOC",
@@ -300,7 +301,7 @@ def checks() -> frozenset:
 
 
 # oneDNN's accumulation modes (docs/onednn.md), the names its attribute takes
-ACCUMULATION_MODES = ("strict", "relaxed", "any")
+ACCUMULATION_MODES = tuple(m.name.lower() for m in Accumulation)
 
 
 def accumulation() -> str:

@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .config import ACCUMULATION_MODES
 from .enums import PostOpAlg
 from .status import aclnnStatus as S
 from .status import check, record
@@ -43,8 +44,6 @@ BINARY_ALGS = {
     "le": PostOpAlg.LE, "lt": PostOpAlg.LT, "eq": PostOpAlg.EQ, "ne": PostOpAlg.NE,
 }
 
-#: the accumulation modes of oneDNN's attribute
-ACCUMULATION_MODES = ("strict", "relaxed", "any")
 
 
 @dataclass(frozen=True)

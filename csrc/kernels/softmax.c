@@ -845,19 +845,6 @@ ACLK_INLINE void out16_tail(const uint16_t *g, const uint16_t *y, float s, uint1
     }
 }
 
-/* d[0, n) = s[0, n), streamed from the first 64-byte boundary of d (whole lines only) */
-ACLK_AVX2_INLINE void stream16(uint16_t *d, const uint16_t *s, int64_t n)
-{
-    int64_t k = aclk_nt_head(d, 2, 64, n);
-    memcpy(d, s, (size_t)k * 2);
-    for (; k + 32 <= n; k += 32) {
-        _mm256_stream_si256((__m256i *)(d + k), _mm256_loadu_si256((const __m256i *)(s + k)));
-        _mm256_stream_si256((__m256i *)(d + k + 16),
-                            _mm256_loadu_si256((const __m256i *)(s + k + 16)));
-    }
-    memcpy(d + k, s + k, (size_t)(n - k) * 2);
-}
-
 /* softmax_backward's d[0, n) from g, y and s at the AVX2 level, 16 elements per step (bfloat16
    in the unpack's lane order). log_softmax_backward keeps row16_combine_lg: with its exp in
    registers 8 lanes wide it measured slower (float16 in cache 0.50 -> 0.53 ns per element) */

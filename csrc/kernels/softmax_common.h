@@ -94,4 +94,20 @@ ACLK_INLINE void replicate(void *acc, int64_t R, int64_t w, size_t esz)
     }
 }
 
+#if defined(ACLK_X86) /* (cvt_x86.h included before this header) */
+/* d[0, n) = s[0, n) of 16-bit elements, streamed from the first 64-byte boundary of d (whole
+   lines only): the streamed outputs of the 16-bit kernels */
+ACLK_AVX2_INLINE void stream16(uint16_t *d, const uint16_t *s, int64_t n)
+{
+    int64_t k = aclk_nt_head(d, 2, 64, n);
+    memcpy(d, s, (size_t)k * 2);
+    for (; k + 32 <= n; k += 32) {
+        _mm256_stream_si256((__m256i *)(d + k), _mm256_loadu_si256((const __m256i *)(s + k)));
+        _mm256_stream_si256((__m256i *)(d + k + 16),
+                            _mm256_loadu_si256((const __m256i *)(s + k + 16)));
+    }
+    memcpy(d + k, s + k, (size_t)(n - k) * 2);
+}
+#endif
+
 #endif /* ACLK_SOFTMAX_COMMON_H */

@@ -183,6 +183,26 @@ ACLK_INLINE void r_block(int64_t axis, int64_t inner, int64_t W, int64_t nblk, i
     *w = inner - i0 < W ? inner - i0 : W;
 }
 
+/* Item t of a column chunk that ends at t1: its block (base, w); the next item's (pbase, pw;
+   0 when t is the chunk's last), whose lines the block prefetches; and, for the short-axis
+   path, how many columns from the block's first to prefetch a-row by a-row: to the end of the
+   a-row when the next item continues it, else the block's own. */
+typedef struct {
+    int64_t base, w, pbase, pw, pf_end;
+} r_item_t;
+
+ACLK_INLINE r_item_t r_item(int64_t axis, int64_t inner, int64_t W, int64_t nblk, int64_t t,
+                            int64_t t1)
+{
+    r_item_t it = {0, 0, 0, 0, 0};
+    r_block(axis, inner, W, nblk, t, &it.base, &it.w);
+    if (t + 1 < t1)
+        r_block(axis, inner, W, nblk, t + 1, &it.pbase, &it.pw);
+    const int64_t i0 = (t % nblk) * W;
+    it.pf_end = (t + 1 < t1 && it.pbase == it.base + it.w ? inner : i0 + it.w) - i0;
+    return it;
+}
+
 /* the lines [i*L/nb, (i+1)*L/nb) of nbytes at pf into L2 (softmax.c's prefetch_part) */
 ACLK_INLINE void r_prefetch_part(const char *pf, int64_t nbytes, int64_t i, int64_t nb)
 {
@@ -262,19 +282,6 @@ ACLK_INLINE float r_exp_generic(float d)
 #include "softmax_relaxed_body.h"
 
 #if defined(ACLK_X86)
-/* d[0, n) = s[0, n), streamed from the first 64-byte boundary of d (whole lines only) */
-ACLK_AVX2_INLINE void r_stream16(uint16_t *d, const uint16_t *s, int64_t n)
-{
-    int64_t k = aclk_nt_head(d, 2, 64, n);
-    memcpy(d, s, (size_t)k * 2);
-    for (; k + 32 <= n; k += 32) {
-        _mm256_stream_si256((__m256i *)(d + k), _mm256_loadu_si256((const __m256i *)(s + k)));
-        _mm256_stream_si256((__m256i *)(d + k + 16),
-                            _mm256_loadu_si256((const __m256i *)(s + k + 16)));
-    }
-    memcpy(d + k, s + k, (size_t)(n - k) * 2);
-}
-
 /* --------------------------------------------------------------------- AVX2 level ---- */
 
 ACLK_AVX2_INLINE __m256 r2_ld(const uint16_t *p, const int bf)
@@ -409,7 +416,7 @@ ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
 #define V_ADD_NE0(s, d, e) r2_add_ne0(s, d, e)
 #define V_HSUM(v) r2_hsum(v)
 #define V_HMAX(v) r2_hmax(v)
-#define R_STREAM(d, s, n) r_stream16(d, s, n)
+#define R_STREAM(d, s, n) stream16(d, s, n)
 #include "softmax_relaxed_body.h"
 
 /* ------------------------------------------------------------------ AVX-512 level ---- */
@@ -504,7 +511,7 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #define V_ADD_NE0(s, d, e) r5_add_ne0(s, d, e)
 #define V_HSUM(v) _mm512_reduce_add_ps(v)
 #define V_HMAX(v) _mm512_reduce_max_ps(v)
-#define R_STREAM(d, s, n) r_stream16(d, s, n)
+#define R_STREAM(d, s, n) stream16(d, s, n)
 #include "softmax_relaxed_body.h"
 
 /* ------------------------------------------------------- AVX-512 with AVX-512-BF16 ----
@@ -551,7 +558,7 @@ static inline __attribute__((always_inline)) R5B_TARGET __m256i r5b_cvt_out(__m5
 #define V_ADD_NE0(s, d, e) r5_add_ne0(s, d, e)
 #define V_HSUM(v) _mm512_reduce_add_ps(v)
 #define V_HMAX(v) _mm512_reduce_max_ps(v)
-#define R_STREAM(d, s, n) r_stream16(d, s, n)
+#define R_STREAM(d, s, n) stream16(d, s, n)
 #include "softmax_relaxed_body.h"
 #endif /* ACLK_X86 */
 

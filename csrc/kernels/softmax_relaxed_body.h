@@ -335,20 +335,13 @@ static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
     const rfwd_args *c = (const rfwd_args *)ctx;
     rcol_ws ws;
     for (int64_t t = t0; t < t1; t++) {
-        int64_t base, w, pbase = 0, pw = 0;
-        r_block(c->axis, c->inner, c->W, c->nblk, t, &base, &w);
-        if (t + 1 < t1)
-            r_block(c->axis, c->inner, c->W, c->nblk, t + 1, &pbase, &pw);
-        const uint16_t *pf = t + 1 < t1 ? (const uint16_t *)c->x + pbase : NULL;
+        const r_item_t it = r_item(c->axis, c->inner, c->W, c->nblk, t, t1);
         if (c->axis <= RSMALL && c->inner >= VW) {
-            /* prefetch up to the end of this a-row's columns (the next block of the chunk
-               continues them) */
-            const int64_t i0 = (t % c->nblk) * c->W;
-            const int64_t pf_end = (t + 1 < t1 && pbase == base + w ? c->inner : i0 + w) - i0;
-            BF_LG_CALL(SFX(fwd_block_small), c, c, base, w, pf_end);
+            BF_LG_CALL(SFX(fwd_block_small), c, c, it.base, it.w, it.pf_end);
             continue;
         }
-        BF_LG_CALL(SFX(fwd_block), c, c, base, w, pf, pw, &ws);
+        const uint16_t *pf = t + 1 < t1 ? (const uint16_t *)c->x + it.pbase : NULL;
+        BF_LG_CALL(SFX(fwd_block), c, c, it.base, it.w, pf, it.pw, &ws);
     }
     if (c->nt)
         aclk_nt_fence();
@@ -580,17 +573,12 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
     const rbwd_args *c = (const rbwd_args *)ctx;
     rcol_ws ws;
     for (int64_t t = t0; t < t1; t++) {
-        int64_t base, w, pbase = 0, pw = 0;
-        r_block(c->axis, c->inner, c->W, c->nblk, t, &base, &w);
-        if (t + 1 < t1)
-            r_block(c->axis, c->inner, c->W, c->nblk, t + 1, &pbase, &pw);
+        const r_item_t it = r_item(c->axis, c->inner, c->W, c->nblk, t, t1);
         if (c->axis <= RSMALL && c->inner >= VW) {
-            const int64_t i0 = (t % c->nblk) * c->W;
-            const int64_t pf_end = (t + 1 < t1 && pbase == base + w ? c->inner : i0 + w) - i0;
-            BF_LG_CALL(SFX(bwd_block_small), c, c, base, w, pf_end);
+            BF_LG_CALL(SFX(bwd_block_small), c, c, it.base, it.w, it.pf_end);
             continue;
         }
-        BF_LG_CALL(SFX(bwd_block), c, c, base, w, pbase, pw, &ws);
+        BF_LG_CALL(SFX(bwd_block), c, c, it.base, it.w, it.pbase, it.pw, &ws);
     }
     if (c->nt)
         aclk_nt_fence();
