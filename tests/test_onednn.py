@@ -594,6 +594,7 @@ def _aclnn_softmax(dt, shape, x_host):
     finally:
         acl.rt.free(xp)
         acl.rt.free(op)
+        acl.rt.reset_device(0)  # balance the set_device: later tests expect no context
 
 
 def test_aclnn_api_records_the_environment_mode_at_phase_1(monkeypatch):
