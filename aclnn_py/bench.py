@@ -975,8 +975,11 @@ def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
     if torch_top:
         hi = min(max(hi, max(torch_top) * 1.3), max(hi, 100.0))
     width_in = min(24.0, max(8.0, 1.2 + len(groups) * (0.16 * len(series) + 0.3)))
+    ncol = max(1, int(width_in // 3.2))  # legend columns: series, PyTorch, 1.3x, 1.6x, slow
+    legend_rows = -(-(len(series) + 3 + any(r.cpu is not None and r.cpu >= CPU_SLOW
+                                             for r in records)) // ncol)
     fig, axes = plt.subplots(len(dtype_order), 1, squeeze=False,
-                             figsize=(width_in, 3.3 * len(dtype_order) + 1.2))
+                             figsize=(width_in, 3.3 * len(dtype_order) + 0.9 + 0.22 * legend_rows))
     bar_w = 0.84 / max(1, len(series))
     for ax, dt in zip(axes[:, 0], dtype_order):
         for gi, (op, label, mode) in enumerate(groups):
@@ -1034,12 +1037,20 @@ def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
     if any(r.cpu is not None and r.cpu >= CPU_SLOW for r in records):
         handles.append(Patch(facecolor="white", edgecolor="black", hatch="////",
                              label=f"the machine computed slower (cpu >= {CPU_SLOW})"))
-    title = "aclnn-py bench: emulator time / floor, lower is better (log scale)"
+    # the title and the machine on lines of their own, the legend in as many rows below them as
+    # the width needs (one row beside the title covered it on a small run's narrow figure)
+    lines = ["aclnn-py bench: emulator time / floor, lower is better (log scale)"]
     if machine:
-        title += (f" \u2014 {machine['cpu']}, {machine['cores']} cores, ISA {machine['isa']}, "
-                  f"medians of {machine.get('repeat', '?')}")
-    fig.suptitle(title, fontsize=10, x=0.01, ha="left")
-    fig.legend(handles=handles, loc="upper right", ncol=len(handles), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0, 0.99, 0.95), h_pad=2.0)
+        lines.append(f"{machine['cpu']}, {machine['cores']} cores, ISA {machine['isa']}, "
+                     f"medians of {machine.get('repeat', '?')}")
+    height_in = fig.get_size_inches()[1]
+    for i, line in enumerate(lines):
+        fig.text(0.01, 1 - (0.08 + 0.22 * i) / height_in, line, ha="left", va="top",
+                 fontsize=10 if i == 0 else 9)
+    title_in = 0.1 + 0.22 * len(lines)
+    fig.legend(handles=handles, loc="upper left", ncol=ncol, fontsize=8, frameon=False,
+               bbox_to_anchor=(0.005, 1 - title_in / height_in))
+    top = 1 - (title_in + legend_rows * 0.22 + 0.05) / height_in
+    fig.tight_layout(rect=(0, 0, 0.99, top), h_pad=2.0)
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -35,12 +35,20 @@ def _first_doc_line(path: Path) -> str:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="aclnn-py")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """aclnn-py: run Ascend CANN aclnn host code on a CPU.
 
     The emulator mirrors CANN's two-phase operator API (aclnn_py.aclnn), a pyACL-compatible
     runtime (aclnn_py.acl) and a NumPy layer (aclnn_py.functional).
     """
+    if ctx.invoked_subcommand in QUIET_COMMANDS:
+        _no_trace_here()
+
+
+# commands that make no runtime calls: with ACLNN_EMU_TRACE set they write no (empty) trace over
+# the one the user's program wrote
+QUIET_COMMANDS = frozenset({"samples", "ops", "codes", "env", "toolkit", "cache"})
 
 
 @main.command()
@@ -76,14 +84,19 @@ def run(program: str, args: tuple, lang: str, trace: Optional[str]) -> None:
     messages failed calls left (acl.get_recent_err_msg).
     """
     if trace:
+        _check_trace_path(trace)
         os.environ["ACLNN_EMU_TRACE"] = trace
-        from . import diagnostics
-
-        diagnostics.refresh()
     if lang == "cpp":
         from .toolkit.cli import run_cpp
 
+        # the C++ program writes the trace (ACLNN_EMU_TRACE is in its environment); this
+        # process has nothing to add, and its empty trace written at exit would replace it
+        _no_trace_here()
         sys.exit(run_cpp(program, args))
+    if trace:
+        from . import diagnostics
+
+        diagnostics.refresh()
     found = bundled_samples()
     if program in found:
         path = found[program]
@@ -106,10 +119,57 @@ def run(program: str, args: tuple, lang: str, trace: Optional[str]) -> None:
         code = 0
     except SystemExit as exc:
         code = _exit_code(exc.code)
+    except Exception as exc:  # as python prints it: the program's frames only, exit code 1
+        _print_program_traceback(exc, path)
+        code = 1
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
     sys.exit(code)
+
+
+def _check_trace_path(trace: str) -> None:
+    """--trace FILE must be writable before the program runs (not found out at its exit)."""
+    target = Path(trace)
+    parent = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise click.BadParameter(f"{trace!r} is a directory; give a file name",
+                                 param_hint="'--trace'")
+    if not parent.is_dir():
+        raise click.BadParameter(f"{trace!r}: the directory {str(parent)!r} does not exist",
+                                 param_hint="'--trace'")
+    if not os.access(parent, os.W_OK | os.X_OK) or (target.exists()
+                                                     and not os.access(target, os.W_OK)):
+        raise click.BadParameter(f"{trace!r}: not writable by this user",
+                                 param_hint="'--trace'")
+
+
+def _no_trace_here() -> None:
+    """Stop this process from writing a trace file (ACLNN_EMU_TRACE stays in the environment for
+    the programs it starts): the CLI's own commands make no calls worth tracing, and an empty
+    trace written at exit would replace the one the user's program wrote."""
+    from .diagnostics import wrap
+
+    cur = wrap.current()
+    tracer = wrap.active().tracer
+    if tracer is not None:
+        tracer.discard()
+    if cur.trace:
+        wrap.configure(cur.checks, None, cur.log_level, cur.log_stdout)
+
+
+def _print_program_traceback(exc: BaseException, path: Path) -> None:
+    """Print ``exc``'s traceback as ``python PROGRAM`` would: from the program's first frame
+    (the frames of click, this CLI and runpy that ran it are left out)."""
+    import traceback
+
+    tb = exc.__traceback__
+    target = os.path.realpath(path)
+    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) != target:
+        tb = tb.tb_next
+    sys.stdout.flush()
+    traceback.print_exception(type(exc), exc, tb if tb is not None else exc.__traceback__)
+    sys.stderr.flush()
 
 
 @contextlib.contextmanager
@@ -226,9 +286,19 @@ def _soc(name: Optional[str]):
     from . import config
     from . import soc as soc_mod
 
+    if name is None:
+        try:
+            return config.soc_profile()
+        except ValueError as exc:  # ConfigError: the variable's own message names it
+            raise click.UsageError(f"{exc} (set it to a known SoC, unset it or pass --soc)"
+                                   ) from None
+    if not name.strip():
+        raise click.BadParameter(f"an empty SoC name; known SoCs: {', '.join(soc_mod.PROFILES)}"
+                                 " (or leave --soc out for ACLNN_EMU_SOC or Ascend910B4)",
+                                 param_hint="'--soc'")
     try:
-        return soc_mod.profile(name) if name else config.soc_profile()
-    except ValueError as exc:  # ConfigError is a ValueError
+        return soc_mod.profile(name)
+    except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'--soc'") from None
 
 
@@ -371,8 +441,24 @@ def explain(op, shape, dtype, out_dtype, dim, strides, out_strides, soc, as_json
             click.echo(f"  [{offset:>8}, {offset + size:>8})  {what}")
 
 
+class _StatusCode(click.ParamType):
+    """A status code as the user has it: decimal (161002), hexadecimal (0x2753a), octal (0o...)
+    or binary (0b...), as C and Python write integers."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        try:
+            return int(str(value).strip().replace("_", ""), 0)
+        except ValueError:
+            self.fail(f"{value!r} is not an integer (decimal such as 161002, or hexadecimal "
+                      "such as 0x2753a)", param, ctx)
+
+
 @main.command()
-@click.argument("code", required=False, type=int)
+@click.argument("code", required=False, type=_StatusCode())
 @click.option("--json", "as_json", is_flag=True,
               help="Print JSON: code, name, family, meaning, returned_by_emulator, "
                    "emulator_meaning, triggers (docs/return_codes.md).")
@@ -383,8 +469,8 @@ def codes(code, as_json) -> None:
 
     if code is not None:
         if code not in CANN:
-            raise click.BadParameter(f"{code} is not a CANN status code (aclnnStatus or "
-                                     "aclError); 'aclnn-py codes' lists them all",
+            raise click.BadParameter(f"{code} ({code:#x}) is not a CANN status code "
+                                     "(aclnnStatus or aclError); 'aclnn-py codes' lists them all",
                                      param_hint="'CODE'")
         if as_json:
             _echo_json(info(code))
@@ -753,9 +839,10 @@ def bench(op_names, dtype_names, mode_names, shape, dim, threads_text, cache, re
 
 
 def _register_toolkit() -> None:
-    from .toolkit.cli import toolkit
+    from .toolkit.cli import cache, toolkit
 
     main.add_command(toolkit)
+    main.add_command(cache)
 
 
 _register_toolkit()

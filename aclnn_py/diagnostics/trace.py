@@ -178,6 +178,14 @@ class Tracer:
             logging.getLogger("aclnn_py.trace").error(
                 "ACLNN_EMU_TRACE=%s: cannot write the trace: %s", self.path, exc)
 
+    def discard(self) -> None:
+        """Tracing stops and nothing is written (a process that only starts the traced one)."""
+        if self.closed:
+            return
+        self.closed = True
+        rt.trace_enable(False)
+        atexit.unregister(self.write)
+
     def close(self) -> None:
         """Tracing stops (the configuration changed): write what was gathered."""
         if self.closed:
