@@ -9,9 +9,13 @@ once and never see a half-built toolkit. Layout (CANN's names)::
     include/acl/acl.h, acl_base.h, acl_base_rt.h, acl_rt.h, error_codes/rt_error_codes.h
     include/aclnn/acl_meta.h, aclnn_base.h
     include/aclnnop/aclnn_softmax.h, ... (the seven operators), aclnn_util.h
+    include/aclnnop/level2/aclnn_*.h   the same headers where third-party CANN code looks
     lib64/libascendcl.so          the one real library (cffi embedding mode, C++)
-    lib64/libnnopbase.so, libopapi.so, libopapi_nn.so, libopapi_math.so   symlinks to it
+    lib64/libnnopbase.so, libopapi.so, libopapi_nn.so, libopapi_math.so,
+        libacl_op_compiler.so     symlinks to it
+    python/site-packages/acl.py   pyACL: ``import acl`` gives aclnn_py.acl
     set_env.sh                    exports ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, LD_LIBRARY_PATH
+                                  and PYTHONPATH (python/site-packages), as CANN's does
 
 The library embeds the interpreter that built the toolkit: it needs a shared libpython.
 See docs/c_api.md.
@@ -37,7 +41,10 @@ from typing import Optional
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent
 LIBRARY = "libascendcl.so"
-ALIASES = ("libnnopbase.so", "libopapi.so", "libopapi_nn.so", "libopapi_math.so")
+# libacl_op_compiler.so: on the link line of CANN's operator samples (AclNNInvocation)
+ALIASES = ("libnnopbase.so", "libopapi.so", "libopapi_nn.so", "libopapi_math.so",
+           "libacl_op_compiler.so")
+SHIM = Path("python") / "site-packages"  # on PYTHONPATH after set_env.sh, as in CANN
 MODULE = "_aclnn_toolkit"  # the embedded cffi module's name
 _HASHED = {".py", ".h", ".cpp", ".c", ".so"}
 
@@ -173,21 +180,43 @@ char *emb_intern(const char *text);
 int64_t *emb_new_dims(uint64_t n);
 """
 
-def _init_code() -> str:
+def _init_code(package: Path = PACKAGE, executable: str = sys.executable) -> str:
     """The embedded interpreter's first Python: import exactly the aclnn_py that built the
     toolkit (by file location, so no other copy on sys.path can shadow it, and without putting
-    its directory ahead of the standard library), then attach the callbacks."""
+    its directory ahead of the standard library), then attach the callbacks. When that fails
+    (the venv or the package moved or was removed since the build, a dependency is gone), one
+    message on stderr names the cause and ``aclnn-py toolkit --rebuild`` before cffi's own
+    report."""
     return (
-        "import importlib.util, sys\n"
-        "if 'aclnn_py' not in sys.modules:\n"
-        f"    _spec = importlib.util.spec_from_file_location('aclnn_py', "
-        f"{str(PACKAGE / '__init__.py')!r}, submodule_search_locations=[{str(PACKAGE)!r}])\n"
-        "    _mod = importlib.util.module_from_spec(_spec)\n"
-        "    sys.modules['aclnn_py'] = _mod\n"
-        "    _spec.loader.exec_module(_mod)\n"
-        f"from {MODULE} import ffi, lib\n"
-        "from aclnn_py.toolkit import _bridge\n"
-        "_bridge.install(ffi, lib)\n")
+        "import importlib.util, os, sys\n"
+        "try:\n"
+        "    if 'aclnn_py' not in sys.modules:\n"
+        f"        _init = {str(package / '__init__.py')!r}\n"
+        "        if not os.path.isfile(_init):\n"
+        "            raise ImportError('the aclnn_py package this toolkit was built from is no '\n"
+        "                              'longer at ' + os.path.dirname(_init))\n"
+        "        _spec = importlib.util.spec_from_file_location('aclnn_py', _init, "
+        f"submodule_search_locations=[{str(package)!r}])\n"
+        "        _mod = importlib.util.module_from_spec(_spec)\n"
+        "        sys.modules['aclnn_py'] = _mod\n"
+        "        _spec.loader.exec_module(_mod)\n"
+        f"    from {MODULE} import ffi, lib\n"
+        "    from aclnn_py.toolkit import _bridge\n"
+        "    _bridge.install(ffi, lib)\n"
+        "except Exception as _exc:\n"
+        "    sys.modules.pop('aclnn_py', None)\n"
+        "    sys.stderr.write('aclnn-py toolkit: the emulator cannot start in this process: '\n"
+        "                     + type(_exc).__name__ + ': ' + str(_exc) + '\\n'\n"
+        "                     'It was built for the Python at ' + "
+        f"{executable!r}\n"
+        "                     + ('' if os.path.exists("
+        f"{executable!r}) else ' (no longer there)')\n"
+        "                     + '; if that environment moved or changed, run '\n"
+        "                     '\"aclnn-py toolkit --rebuild\" with the Python you use now, '\n"
+        "                     'source the set_env.sh of the directory it prints and rebuild '\n"
+        "                     'the program (docs/c_api.md).\\n')\n"
+        "    sys.stderr.flush()\n"
+        "    raise\n")
 
 
 def _emit_source(src: Path) -> Path:
@@ -222,7 +251,42 @@ def _write_set_env(root: Path, final: Path) -> None:
         f"export ASCEND_TOOLKIT_HOME={home}\n"
         "export ASCEND_HOME_PATH=\"${ASCEND_TOOLKIT_HOME}\"\n"
         "export LD_LIBRARY_PATH=\"${ASCEND_HOME_PATH}/lib64"
-        "${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}\"\n")
+        "${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}\"\n"
+        f"export PYTHONPATH=\"${{ASCEND_HOME_PATH}}/{SHIM.as_posix()}"
+        "${PYTHONPATH:+:${PYTHONPATH}}\"\n")
+
+
+def _shim_source(package: Path = PACKAGE) -> str:
+    """python/site-packages/acl.py: pyACL's module name over the emulator's aclnn_py.acl (CANN's
+    set_env.sh puts pyACL's directory on PYTHONPATH the same way). Its submodules are aliased
+    too, so ``import acl.rt`` finds the same module rather than a second copy."""
+    return (
+        '"""pyACL over the aclnn-py emulator (written by aclnn-py toolkit): ``import acl`` gives\n'
+        'aclnn_py.acl. See docs/pyacl.md."""\n'
+        "import sys\n\n"
+        "try:\n"
+        "    import aclnn_py.acl as _acl\n"
+        "except ImportError as _exc:  # another interpreter than the toolkit's\n"
+        "    raise ImportError(\n"
+        "        'import acl: this is the aclnn-py emulator\\'s pyACL, and aclnn_py is not '\n"
+        "        'importable by ' + sys.executable + ' (' + str(_exc) + '). Run the program '\n"
+        f"        'with the Python that has aclnn-py installed, e.g. ' + {sys.executable!r} "
+        "+ '.') from None\n"
+        "for _name, _mod in list(sys.modules.items()):\n"
+        "    if _name.startswith('aclnn_py.acl.'):\n"
+        "        sys.modules['acl.' + _name[len('aclnn_py.acl.'):]] = _mod\n"
+        "sys.modules[__name__] = _acl\n")
+
+
+def _write_level2(include: Path) -> None:
+    """include/aclnnop/level2/aclnn_*.h: CANN installs the operator headers there as well, and
+    third-party code includes them as "aclnnop/level2/aclnn_softmax.h"."""
+    level2 = include / "aclnnop" / "level2"
+    level2.mkdir()
+    for header in sorted((include / "aclnnop").glob("aclnn_*.h")):
+        (level2 / header.name).write_text(
+            f"/* {header.name} under aclnnop/level2, where CANN installs it too */\n"
+            f'#include "../{header.name}"\n')
 
 
 def build_into(root: Path, final: Path) -> None:
@@ -230,6 +294,10 @@ def build_into(root: Path, final: Path) -> None:
     libdir, link, libname = libpython()
     cxx = compiler()
     shutil.copytree(HERE / "include", root / "include")
+    _write_level2(root / "include")
+    shim = root / SHIM
+    shim.mkdir(parents=True)
+    (shim / "acl.py").write_text(_shim_source())
     src = root / "build"
     src.mkdir()
     shutil.copy(HERE / "src" / "ascendcl.cpp", src)
@@ -268,6 +336,11 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def current_name() -> str:
+    """The cache directory name of the toolkit for this package and interpreter."""
+    return f"toolkit-{version()}-{toolkit_key()}"
+
+
 def ensure_toolkit(rebuild: bool = False, root: Optional[Path] = None) -> Path:
     """The toolkit directory for this package and interpreter, built if missing or stale (or
     when ``rebuild``). Raises ToolkitError when it cannot be built here."""
@@ -275,7 +348,7 @@ def ensure_toolkit(rebuild: bool = False, root: Optional[Path] = None) -> Path:
         raise ToolkitError(f"the toolkit is built for Linux only (this is {sys.platform})")
     root = cache_root() if root is None else root
     key = toolkit_key()
-    final = root / f"toolkit-{version()}-{key}"
+    final = root / f"toolkit-{version()}-{key}"  # current_name()
     done = final / "aclnn-py.info"
     if done.exists() and not rebuild:
         return final

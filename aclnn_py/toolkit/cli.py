@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from .build import ToolkitError, cache_root, compiler, ensure_toolkit
+from .build import ToolkitError, cache_root, compiler, current_name, ensure_toolkit
 
 
 def sample_dir() -> Path:
@@ -84,10 +84,15 @@ def toolkit(rebuild: bool) -> None:
 
     \b
       source "$(aclnn-py toolkit)/set_env.sh"
-      g++ test_aclnn_softmax_grad.cpp -I$ASCEND_HOME_PATH/include \\
+      g++ softmax_backward.cpp -I$ASCEND_HOME_PATH/include \\
           -I$ASCEND_HOME_PATH/include/aclnnop -L$ASCEND_HOME_PATH/lib64 \\
-          -lopapi -lascendcl -lnnopbase -o test_aclnn_softmax_grad
-      ./test_aclnn_softmax_grad
+          -lopapi -lascendcl -lnnopbase -o softmax_backward
+      ./softmax_backward
+
+    \b
+    set_env.sh also puts python/site-packages on PYTHONPATH, where acl.py makes
+    'import acl' (pyACL) give the emulator's aclnn_py.acl, as CANN's set_env.sh does for pyACL.
+    'aclnn-py cache clean' removes the toolkits nothing uses any more.
 
     See docs/c_api.md.
     """
@@ -96,3 +101,129 @@ def toolkit(rebuild: bool) -> None:
     except ToolkitError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(str(path))
+
+
+def _size(path: Path) -> int:
+    if path.is_symlink() or not path.is_dir():
+        return path.lstat().st_size if path.exists() or path.is_symlink() else 0
+    return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"  # pragma: no cover
+
+
+def cache_entries() -> list[tuple[Path, str]]:
+    """The cache's entries with what each is: ``current toolkit`` (the one this package and
+    interpreter use), ``stale toolkit`` (another version, interpreter or set of files),
+    ``compiled samples``, ``unfinished build`` (left by an interrupted build) or ``other``."""
+    root = cache_root()
+    if not root.is_dir():
+        return []
+    current = current_name()
+    out = []
+    for p in sorted(root.iterdir()):
+        if p.name == current:
+            kind = "current toolkit"
+        elif p.name.startswith("toolkit-"):
+            kind = "stale toolkit"
+        elif p.name == "samples":
+            kind = "compiled samples"
+        elif p.name.startswith((".build-", ".old-")):
+            kind = "unfinished build"
+        elif p.name.startswith(".toolkit-") and p.name.endswith(".lock"):
+            kind = "lock"
+        else:
+            kind = "other"
+        out.append((p, kind))
+    return out
+
+
+def _remove(path: Path) -> None:
+    """Remove a cache entry; a directory is renamed aside first, so that a concurrent reader sees
+    the whole entry or none (a program already running from a removed toolkit keeps its mapped
+    library)."""
+    import shutil
+
+    if path.is_dir() and not path.is_symlink():
+        trash = Path(tempfile.mkdtemp(prefix=".old-clean-", dir=path.parent))
+        try:
+            os.rename(path, trash / path.name)
+        except OSError:
+            shutil.rmtree(trash, ignore_errors=True)
+            raise
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        path.unlink()
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def cache(ctx: click.Context) -> None:
+    """Show aclnn-py's cache: toolkits and compiled C++ samples.
+
+    \b
+    The cache is $XDG_CACHE_HOME/aclnn-py (default ~/.cache/aclnn-py). Each package version,
+    interpreter and set of package files builds a toolkit of its own there; 'aclnn-py cache
+    clean' removes the ones nothing uses any more (docs/c_api.md).
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    root = cache_root()
+    click.echo(f"cache: {root}")
+    entries = [e for e in cache_entries() if e[1] != "lock"]
+    if not entries:
+        click.echo("(empty)")
+        return
+    for path, kind in entries:
+        click.echo(f"{_human(_size(path)):>10}  {kind:<17} {path.name}")
+
+
+@cache.command()
+@click.option("--all", "everything", is_flag=True,
+              help="Remove the current toolkit as well (it is rebuilt on its next use).")
+def clean(everything: bool) -> None:
+    """Remove stale toolkits, compiled samples and unfinished builds (with --all: everything).
+
+    The current toolkit stays unless --all is given. Compiled samples are rebuilt on their next
+    'aclnn-py run NAME --lang cpp'. An unfinished build is removed only when no build holds its
+    lock.
+    """
+    import fcntl
+
+    freed = removed = 0
+    for path, kind in cache_entries():
+        if kind == "current toolkit" and not everything:
+            continue
+        if kind in ("other", "lock"):
+            continue
+        if kind == "unfinished build":
+            key = path.name.split("-")[1] if path.name.startswith(".build-") else ""
+            lock = path.parent / f".toolkit-{key}.lock"
+            if key and lock.exists():
+                with open(lock, "a") as fh:  # a build in progress holds it: leave its directory
+                    try:
+                        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except OSError:
+                        continue
+                    try:
+                        size = _size(path)
+                        _remove(path)
+                    finally:
+                        fcntl.flock(fh, fcntl.LOCK_UN)
+                freed += size
+                removed += 1
+                continue
+        size = _size(path)
+        try:
+            _remove(path)
+        except OSError as exc:
+            raise click.ClickException(f"cannot remove {path}: {exc}") from None
+        freed += size
+        removed += 1
+    click.echo(f"removed {removed} entr{'y' if removed == 1 else 'ies'}, {_human(freed)} freed "
+               f"({cache_root()})")

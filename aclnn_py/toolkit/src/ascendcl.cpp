@@ -14,6 +14,7 @@
  * C threads without it.
  */
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -596,4 +597,40 @@ aclnnStatus aclnnHardsigmoidBackward(void *workspace, uint64_t workspaceSize, ac
                                      aclrtStream stream)
 {
     return emb_phase2("aclnnHardsigmoidBackward", workspace, workspaceSize, executor, stream);
+}
+
+/* ------------------------------------------------------- float16 helpers (acl_base.h) -- */
+/* Plain C, no Python: CANN's semantics as acl_base.h documents them (see there). */
+
+float aclFloat16ToFloat(aclFloat16 value)
+{
+    const int sign = value >> 15, exp = (value >> 10) & 0x1f, man = value & 0x3ff;
+    float mag = exp ? ldexpf((float)(1024 + man), exp - 25)  /* exp 31 too: 2^16 * 1.m */
+                    : ldexpf((float)man, -24);               /* subnormal */
+    return sign ? -mag : mag;
+}
+
+aclFloat16 aclFloatToFloat16(float value)
+{
+    uint32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    const uint16_t sign = (uint16_t)((bits >> 16) & 0x8000u);
+    const uint32_t abs = bits & 0x7fffffffu;
+    if (abs > 0x7f800000u)
+        return 0x7bff; /* NaN -> 65504 */
+    if (abs >= 0x477ff000u)
+        return (aclFloat16)(sign | 0x7bff); /* rounds to 65520 or more, or inf: saturate */
+    if (abs < 0x38800000u) { /* below 2^-14: a float16 subnormal (or zero), step 2^-24 */
+        float mag;
+        memcpy(&mag, &abs, sizeof mag);
+        /* mag * 2^24 is exact in float (< 2^10); nearbyintf rounds half to even */
+        return (aclFloat16)(sign | (uint16_t)nearbyintf(mag * 16777216.0f));
+    }
+    /* normal: drop 13 mantissa bits, round to nearest even (a carry into the exponent is the
+       right result) */
+    uint32_t h = ((abs >> 13) - (112u << 10));
+    const uint32_t rest = abs & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+        h += 1;
+    return (aclFloat16)(sign | h);
 }
