@@ -248,6 +248,197 @@ def test_launch_blocking_orders_like_a_synchronize(diag, two_streams):
     assert acl.rt.synchronize_stream(s1) == 0
 
 
+def _softmax_into_view(x_ptr: int, x_shape, out_ptr: int, strides, offset: int, storage,
+                       stream) -> int:
+    """aclnnSoftmax (dim 1) of the float32 tensor at x_ptr into a strided view of out_ptr,
+    enqueued on ``stream`` with a workspace of its own; returns the workspace."""
+    xt = tensor(x_ptr, x_shape)
+    ot = aclnn.aclCreateTensor(list(x_shape), aclnn.ACL_FLOAT, list(strides), offset,
+                               aclnn.ACL_FORMAT_ND, list(storage), out_ptr)
+    ws, ex, ret = aclnn.aclnnSoftmaxGetWorkspaceSize(xt, 1, ot)
+    assert ret == 0 and ws > 0  # the kernel writes the workspace, a ViewCopy step the view
+    w = buffer(nbytes=ws)
+    assert aclnn.aclnnSoftmax(w, ws, ex, stream) == 0
+    return w
+
+
+def _softmax64(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def test_disjoint_interleaved_strided_writes_do_not_race(diag):
+    """Issue 22, 1: two streams write the even and the odd columns of one allocation (views of
+    stride 2 whose spans overlap, whose elements do not); a third stream waits for both through
+    events and copies the whole: no race, every synchronize returns 0, and the result is the
+    two softmaxes interleaved."""
+    diag(ACLNN_EMU_CHECK="race,init")
+    assert acl.rt.set_device(0) == 0
+    (sa, _), (sb, _), (sc, _) = (acl.rt.create_stream() for _ in range(3))
+    (ea, _), (eb, _) = acl.rt.create_event(), acl.rt.create_event()
+    rows, cols = 6, 16
+    xa = np.linspace(-3, 3, rows * cols, dtype=np.float32).reshape(rows, cols)
+    xb = np.cos(np.arange(rows * cols, dtype=np.float32)).reshape(rows, cols)
+    pa, pb = buffer(xa), buffer(xb)
+    out, z = buffer(nbytes=2 * xa.nbytes), buffer(nbytes=2 * xa.nbytes)
+    storage = (rows, 2 * cols)
+    wa = _softmax_into_view(pa, xa.shape, out, (2 * cols, 2), 0, storage, sa)  # even columns
+    assert acl.rt.record_event(ea, sa) == 0
+    wb = _softmax_into_view(pb, xb.shape, out, (2 * cols, 2), 1, storage, sb)  # odd columns
+    assert acl.rt.record_event(eb, sb) == 0
+    assert acl.rt.stream_wait_event(sc, ea) == 0 and acl.rt.stream_wait_event(sc, eb) == 0
+    assert acl.rt.memcpy_async(z, 2 * xa.nbytes, out, 2 * xa.nbytes, D2D, sc) == 0
+    for s in (sc, sa, sb):
+        assert acl.rt.synchronize_stream(s) == 0
+    assert acl.get_recent_err_msg() is None
+    got = np.empty((rows, 2 * cols), np.float32)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(got), got.nbytes, z, got.nbytes, D2H) == 0
+    assert acl.rt.synchronize_device() == 0 and acl.get_recent_err_msg() is None
+    np.testing.assert_allclose(got[:, 0::2], _softmax64(xa), rtol=1e-6)
+    np.testing.assert_allclose(got[:, 1::2], _softmax64(xb), rtol=1e-6)
+    for p in (pa, pb, out, z, wa, wb):
+        assert acl.rt.free(p) == 0
+    for ev in (ea, eb):
+        assert acl.rt.destroy_event(ev) == 0
+    for s in (sa, sb, sc):
+        assert acl.rt.destroy_stream(s) == 0
+    assert acl.rt.reset_device(0) == 0
+
+
+def test_overlapping_strided_writes_still_race(diag):
+    """The same with views that do share elements: stream A writes the even columns 0..2c-2,
+    stream B the even columns 2..2c-2 (offset 2, one column fewer), unordered: a race, 507015
+    (the later access is an operator's ViewCopy), naming both ViewCopy steps. And a copy that
+    waits only for A reads B's odd columns unordered: a race between a strided write and a
+    contiguous read, 507013."""
+    diag(ACLNN_EMU_CHECK="race")
+    assert acl.rt.set_device(0) == 0
+    (sa, _), (sb, _), (sc, _) = (acl.rt.create_stream() for _ in range(3))
+    ea, _ = acl.rt.create_event()
+    rows, cols = 4, 8
+    xa = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
+    xb = xa[:, 1:].copy()
+    pa, pb = buffer(xa), buffer(xb)
+    out, z = buffer(nbytes=2 * xa.nbytes), buffer(nbytes=2 * xa.nbytes)
+    storage = (rows, 2 * cols)
+    wa = _softmax_into_view(pa, xa.shape, out, (2 * cols, 2), 0, storage, sa)
+    wb = _softmax_into_view(pb, xb.shape, out, (2 * cols, 2), 2, storage, sb)
+    assert acl.rt.synchronize_stream(sb) == AICORE
+    (race,) = report(acl.get_recent_err_msg(), "race")
+    assert race.count("aclnnSoftmax step ViewCopy writes 'out'") == 2
+    assert f"stream 0x{sa:x}" in race and f"stream 0x{sb:x}" in race and "strided views" in race
+    assert acl.rt.synchronize_device() == 0
+    # B's odd columns, A waited for, B not: the copy of the whole races with B only
+    wb2 = _softmax_into_view(pa, xa.shape, out, (2 * cols, 2), 1, storage, sb)
+    wa2 = _softmax_into_view(pa, xa.shape, out, (2 * cols, 2), 0, storage, sa)
+    assert acl.rt.record_event(ea, sa) == 0
+    assert acl.rt.stream_wait_event(sc, ea) == 0
+    assert acl.rt.memcpy_async(z, 2 * xa.nbytes, out, 2 * xa.nbytes, D2D, sc) == 0
+    assert acl.rt.synchronize_stream(sc) == DMA
+    (race,) = report(acl.get_recent_err_msg(), "race")
+    assert "aclrtMemcpyAsync reads 'src'" in race and f"stream 0x{sb:x}" in race
+    assert f"stream 0x{sa:x}" not in race
+    assert acl.rt.synchronize_device() == 0
+    for p in (pa, pb, out, z, wa, wb, wa2, wb2):
+        assert acl.rt.free(p) == 0
+    assert acl.rt.destroy_event(ea) == 0
+    for s in (sa, sb, sc):
+        assert acl.rt.destroy_stream(s) == 0
+    assert acl.rt.reset_device(0) == 0
+
+
+def _bytes_of(start: int, shape, strides, size: int) -> set:
+    """Every byte of a view, by brute force (the reference for strided.meets)."""
+    idx = np.indices(shape).reshape(len(shape), -1).T if shape else np.zeros((1, 0), int)
+    firsts = start + (idx * np.asarray(strides, dtype=np.int64)).sum(1) * size
+    return {int(b) for f in firsts for b in range(f, f + size)}
+
+
+def test_strided_meets_matches_the_exact_byte_sets():
+    """strided.meets against the brute-force byte sets of random views (2-D and 3-D, strides
+    that interleave, nest, overlap, or are negative or zero), clipped to random intervals; with
+    the budget exhausted, the answer may only err towards "they meet"."""
+    from aclnn_py.diagnostics import strided
+
+    rng = np.random.default_rng(22)
+    checked = exact_disjoint = 0
+    for _ in range(3000):
+        views = []
+        for _ in range(2):
+            nd = int(rng.integers(1, 4))
+            shape = tuple(int(v) for v in rng.integers(1, 5, nd))
+            strides = tuple(int(v) for v in rng.integers(-6, 7, nd))
+            size = 4
+            lo = sum((n - 1) * st for n, st in zip(shape, strides) if st < 0)
+            start = int(rng.integers(0, 12)) * 2 - lo * size  # the lowest byte is >= 0
+            views.append((start, shape, strides, size))
+        sets, placed = [], []
+        for start, shape, strides, size in views:
+            sets.append(_bytes_of(start, shape, strides, size))
+            p = strided.pattern(shape, strides, size)
+            first = min(sets[-1])
+            if p is None:
+                assert sets[-1] == set(range(first, max(sets[-1]) + 1))
+            else:
+                assert first + strided.extent(*p) == max(sets[-1]) + 1
+            placed.append(None if p is None else (first, *p))
+        s = int(rng.integers(0, 40))
+        e = s + int(rng.integers(1, 80))
+        clip = set(range(s, e))
+        a, b = (clip if placed[i] is None else sets[i] & clip for i in (0, 1))
+        truth = bool(a & b)
+        assert strided.meets(placed[0], placed[1], s, e) == truth, (views, s, e)
+        assert strided.meets(placed[0], placed[1], s, e, budget=1) in (truth, True)
+        checked += 1
+        exact_disjoint += not truth
+    assert checked == 3000 and exact_disjoint > 300  # both answers were exercised
+    # the issue's case, large: even and odd columns of a 4096 x 4096 float32 matrix answer at
+    # once (the congruence test), without enumerating 8 M elements
+    even = (0, *strided.pattern((4096, 2048), (4096, 2), 4))
+    odd = (4, *strided.pattern((4096, 2048), (4096, 2), 4))
+    assert not strided.meets(even, odd, 0, 4096 * 4096 * 4, budget=1)
+    assert strided.meets(even, (8, *strided.pattern((4096, 2047), (4096, 2), 4)), 0, 1 << 26)
+
+
+def test_the_race_checker_forgets_destroyed_streams(diag):
+    """Issue 22, 2: create stream / memset_async / synchronize / destroy, 3000 times under the
+    race checker: the host's clock keeps no entry per destroyed stream (the cost of a call
+    does not grow with the streams a program ever made), the shadows hold a bounded number of
+    accesses, and a race on a stream that lives through it all is still reported."""
+    diag(ACLNN_EMU_CHECK="race,init")
+    from aclnn_py.diagnostics.checks import SWEEP
+
+    checker = diagnostics.wrap.active().checker
+    assert acl.rt.set_device(0) == 0
+    keep, _ = acl.rt.create_stream()
+    a, b = buffer(nbytes=4096), buffer(nbytes=4096)
+    assert acl.rt.memset_async(b, 4096, 7, 4096, keep) == 0  # keep's write of b: not waited for
+    sizes = []
+    for i in range(3000):
+        s, ret = acl.rt.create_stream()
+        assert ret == 0
+        assert acl.rt.memset_async(a, 4096, i & 0xFF, 4096, s) == 0
+        assert acl.rt.synchronize_stream(s) == 0
+        assert acl.rt.destroy_stream(s) == 0
+        sizes.append(len(checker.host) + sum(len(vc) for vc in checker.streams.values()))
+    assert max(sizes) <= 8, max(sizes)  # the host, keep, the default stream: no history
+    assert len(checker.retired) <= SWEEP
+    entries = sum(len(w) + len(r) for sh in checker.shadows.values() for w, r in sh.states)
+    assert entries <= 8, entries
+    host = np.empty(4096, np.uint8)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(host), 4096, a, 4096, D2H) == 0  # ordered
+    assert np.all(host == 2999 & 0xFF)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(host), 4096, b, 4096, D2H) == 0  # not ordered
+    assert acl.rt.synchronize_stream(keep) == DMA
+    (race,) = report(acl.get_recent_err_msg(), "race")
+    assert "aclrtMemcpy reads 'src' on the host" in race and f"stream 0x{keep:x}" in race
+    for p in (a, b):
+        assert acl.rt.free(p) == 0
+    assert acl.rt.destroy_stream(keep) == 0
+    assert acl.rt.reset_device(0) == 0
+
+
 # ------------------------------------------------------------------------------------ init ----
 
 
