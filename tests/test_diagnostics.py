@@ -30,8 +30,9 @@ D2H = acl.ACL_MEMCPY_DEVICE_TO_HOST
 D2D = acl.ACL_MEMCPY_DEVICE_TO_DEVICE
 AICORE = 507015  # ACL_ERROR_RT_AICORE_EXCEPTION
 DMA = 507013  # ACL_ERROR_RT_SYS_DMA
-ENV = ("ACLNN_EMU_CHECK", "ACLNN_EMU_TRACE", "ASCEND_GLOBAL_LOG_LEVEL",
-       "ASCEND_SLOG_PRINT_TO_STDOUT", "ACL_LAUNCH_BLOCKING", "ASCEND_LAUNCH_BLOCKING")
+ENV = ("ACLNN_EMU_CHECK", "ACLNN_EMU_TRACE", "ACLNN_EMU_TRACE_EVENTS",
+       "ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_SLOG_PRINT_TO_STDOUT", "ACL_LAUNCH_BLOCKING",
+       "ASCEND_LAUNCH_BLOCKING")
 THIS = os.path.abspath(__file__)
 
 
@@ -698,6 +699,90 @@ def test_aclnn_py_run_trace_option(tmp_path):
     names = [e["name"] for e in events if e["ph"] == "X"]
     assert "aclnnSoftmaxBackward" in names and "aclnnSoftmaxBackward: SoftmaxGrad" in names
     assert names.count("aclFinalize") == 1
+
+
+TRACE_LOAD = r'''
+import gc, json, sys, tracemalloc
+import numpy as np
+from aclnn_py import acl, aclnn, diagnostics
+launches = int(sys.argv[1])
+assert acl.init() == 0 and acl.rt.set_device(0) == 0
+s, _ = acl.rt.create_stream()
+X = np.arange(8, dtype=np.float32).reshape(2, 4)
+x, _ = acl.rt.malloc(32, 0)
+y, _ = acl.rt.malloc(32, 0)
+acl.rt.memcpy(x, 32, acl.util.numpy_to_ptr(X), 32, 1)
+t = [aclnn.aclCreateTensor([2, 4], aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_ND, [2, 4], p)
+     for p in (x, y)]
+tracemalloc.start()
+used = []
+for i in range(launches):
+    ws, ex, ret = aclnn.aclnnSoftmaxGetWorkspaceSize(t[0], 1, t[1])
+    assert ret == 0 and aclnn.aclnnSoftmax(0, 0, ex, s) == 0
+    assert acl.rt.synchronize_stream(s) == 0
+    if i + 1 in (launches // 2, launches):
+        gc.collect()
+        used.append(tracemalloc.get_traced_memory()[0])
+tracer = diagnostics.wrap.active().tracer
+print(json.dumps({"used": used, "kept": [len(tracer.calls), len(tracer.tasks)]}))
+acl.rt.destroy_stream(s)
+acl.rt.reset_device(0)
+assert acl.finalize() == 0
+'''
+
+
+def test_the_trace_is_bounded_and_says_what_it_dropped(tmp_path):
+    """Issue 22, 4: 4000 launches (3 API calls and one task each) with ACLNN_EMU_TRACE_EVENTS=
+    1000 keep 1000 API calls and 1000 tasks, the newest; the memory the trace holds does not grow
+    between 2000 and 4000 launches; the file reports as dropped exactly what the same program
+    traced with room for everything has beyond 1000 (otherData and a "trace truncated" event)."""
+    def run(name: str, keep: int) -> tuple[dict, dict]:
+        path = str(tmp_path / f"{name}.json")
+        env = {k: v for k, v in os.environ.items() if k not in ENV}
+        env.update(ACLNN_EMU_TRACE=path, ACLNN_EMU_TRACE_EVENTS=str(keep))
+        done = subprocess.run([sys.executable, "-c", TRACE_LOAD, "4000"], env=env,
+                              cwd=tempfile.gettempdir(), capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout), json.loads(open(path, encoding="utf-8").read())
+
+    full_out, full = run("full", 100_000)
+    out, doc = run("bounded", 1000)
+    assert full["otherData"]["dropped_api_calls"] == full["otherData"]["dropped_tasks"] == 0
+    assert not [e for e in full["traceEvents"] if e["name"] == "trace truncated"]
+    full_api = [e for e in full["traceEvents"] if e["ph"] == "X" and e["cat"] == "api"]
+    full_tasks = [e for e in full["traceEvents"] if e["ph"] == "X" and e["cat"] == "task"]
+    assert len(full_tasks) >= 4000 and len(full_api) >= 3 * 4000
+    assert full_out["kept"] == [len(full_api) - 3, len(full_tasks)]  # 3 calls after the print
+
+    assert out["kept"] == [1000, 1000]
+    half, end = out["used"]
+    assert end - half < 64 * 1024, out["used"]  # flat (unbounded: ~0.9 KiB per launch)
+    assert full_out["used"][1] - full_out["used"][0] > 1000 * 512  # the reference does grow
+    api = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["cat"] == "api"]
+    tasks = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["cat"] == "task"]
+    assert len(api) == len(tasks) == 1000
+    # the newest are kept
+    assert [e["name"] for e in api[-5:]] == ["aclnnSoftmax", "aclrtSynchronizeStream",
+                                             "aclrtDestroyStream", "aclrtResetDevice",
+                                             "aclFinalize"]
+    other = doc["otherData"]
+    assert other["dropped_api_calls"] == len(full_api) - 1000
+    assert other["dropped_tasks"] == len(full_tasks) - 1000
+    assert other["kept_per_kind"] == 1000
+    (mark,) = [e for e in doc["traceEvents"] if e["name"] == "trace truncated"]
+    assert mark["ph"] == "i" and mark["s"] == "g"
+    assert {k: mark["args"][k] for k in other if k in mark["args"]} == \
+        {k: v for k, v in other.items() if k != "producer"}
+    assert mark["ts"] <= min(e["ts"] for e in api + tasks)
+
+
+def test_a_bad_trace_capacity_is_refused_by_init(diag, acl_uninitialized):
+    for bad in ("0", "-3", "many", str((1 << 26) + 1)):
+        diag(ACLNN_EMU_TRACE_EVENTS=bad)
+        assert acl.init() == acl.ACL_ERROR_INVALID_PARAM
+        msg = acl.get_recent_err_msg()
+        assert "ACLNN_EMU_TRACE_EVENTS" in msg and bad in msg, msg
 
 
 # ------------------------------------------------------------------------------------ logs ----
