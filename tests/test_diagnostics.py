@@ -349,6 +349,95 @@ def test_overlapping_strided_writes_still_race(diag):
     assert acl.rt.reset_device(0) == 0
 
 
+def _hardsigmoid_into_view(x_ptr: int, shape, out_ptr: int, strides, offset: int, storage,
+                           stream) -> int:
+    """aclnnHardsigmoid of the float32 tensor at x_ptr into a strided view of out_ptr on
+    ``stream``; returns its workspace (0 when it needs none)."""
+    ot = aclnn.aclCreateTensor(list(shape), aclnn.ACL_FLOAT, list(strides), offset,
+                               aclnn.ACL_FORMAT_ND, list(storage), out_ptr)
+    ws, ex, ret = aclnn.aclnnHardsigmoidGetWorkspaceSize(tensor(x_ptr, shape), ot)
+    assert ret == 0, acl.get_recent_err_msg()
+    w = buffer(nbytes=ws) if ws else 0
+    assert aclnn.aclnnHardsigmoid(w, ws, ex, stream) == 0
+    return w
+
+
+def test_random_strided_writes_race_exactly_when_their_elements_meet(diag):
+    """Two unordered streams write random 2-D strided views (positive strides, no element
+    written twice by one view) of one allocation: the synchronize reports a race (507015) when
+    the two views share an element by NumPy's count, and returns 0 otherwise."""
+    assert acl.rt.set_device(0) == 0
+    (sa, _), (sb, _) = acl.rt.create_stream(), acl.rt.create_stream()
+    rng = np.random.default_rng(2022)
+    x = buffer(np.linspace(-4, 4, 64, dtype=np.float32))
+    seen = {True: 0, False: 0}
+    while min(seen.values()) < 12:
+        views = []
+        while len(views) < 2:
+            shape = tuple(int(v) for v in rng.integers(1, 5, 2))
+            strides = tuple(int(v) for v in rng.integers(1, 9, 2))
+            offset = int(rng.integers(0, 8))
+            elems = offset + (np.indices(shape).reshape(2, -1).T * strides).sum(1)
+            if len(set(elems.tolist())) == elems.size:  # not self-overlapping
+                views.append((shape, strides, offset, set(elems.tolist())))
+        meet = bool(views[0][3] & views[1][3])
+        n = 1 + max(max(v[3]) for v in views)
+        diag(ACLNN_EMU_CHECK="")  # a fresh checker: each pair of places is reported once
+        diag(ACLNN_EMU_CHECK="race")
+        out = buffer(nbytes=4 * n)
+        assert acl.rt.memset(out, 4 * n, 0, 4 * n) == 0
+        ws = [_hardsigmoid_into_view(x, shape, out, strides, offset, (n,), s)
+              for (shape, strides, offset, _), s in zip(views, (sa, sb))]
+        code = acl.rt.synchronize_device()
+        msg = acl.get_recent_err_msg()
+        assert code == (AICORE if meet else 0), (views, msg)
+        assert bool(report(msg or "", "race")) == meet
+        seen[meet] += 1
+        for p in (out, *ws):
+            if p:
+                assert acl.rt.free(p) == 0
+    assert acl.rt.free(x) == 0
+    for s in (sa, sb):
+        assert acl.rt.destroy_stream(s) == 0
+    assert acl.rt.reset_device(0) == 0
+
+
+def test_many_strided_writers_keep_the_shadow_bounded(diag):
+    """80 streams each write one column of an (8, 80) matrix, each synchronized by the host
+    before the next: nothing races, and the interval keeps at most MAX_ENTRIES accesses (those
+    ordered before the host are dropped). Then two unsynchronized streams write the same column:
+    still reported."""
+    diag(ACLNN_EMU_CHECK="race,init")
+    from aclnn_py.diagnostics.checks import MAX_ENTRIES
+
+    checker = diagnostics.wrap.active().checker
+    assert acl.rt.set_device(0) == 0
+    rows, cols = 8, 80
+    x = buffer(np.ones(rows, np.float32))
+    out = buffer(nbytes=4 * rows * cols)
+    keep = []
+    for c in range(cols):
+        s, _ = acl.rt.create_stream()
+        keep.append(s)
+        w = _hardsigmoid_into_view(x, (rows, 1), out, (cols, 1), c, (rows, cols), s)
+        assert acl.rt.synchronize_stream(s) == 0, acl.get_recent_err_msg()
+        if w:
+            assert acl.rt.free(w) == 0
+    sh = checker.shadows[out]
+    assert max(len(w) + len(r) for w, r in sh.states) <= MAX_ENTRIES + 1
+    ws = [_hardsigmoid_into_view(x, (rows, 1), out, (cols, 1), 5, (rows, cols), s)
+          for s in keep[:2]]
+    assert acl.rt.synchronize_device() == AICORE
+    (race,) = report(acl.get_recent_err_msg(), "race")
+    assert f"stream 0x{keep[0]:x}" in race and f"stream 0x{keep[1]:x}" in race
+    for p in (x, out, *ws):
+        if p:
+            assert acl.rt.free(p) == 0
+    for s in keep:
+        assert acl.rt.destroy_stream(s) == 0
+    assert acl.rt.reset_device(0) == 0
+
+
 def _bytes_of(start: int, shape, strides, size: int) -> set:
     """Every byte of a view, by brute force (the reference for strided.meets)."""
     idx = np.indices(shape).reshape(len(shape), -1).T if shape else np.zeros((1, 0), int)
