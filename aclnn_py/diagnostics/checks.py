@@ -644,7 +644,7 @@ class Checker:
         which self.retired says to _unordered until the shadows forget them (_sweep)."""
         dying, self.dying = self.dying, []
         for h in dying:
-            if h in rt.S.streams or h in self.retired:
+            if h in rt.S.streams:  # drained, not destroyed (the call failed): still a stream
                 continue
             self.host.pop(h, None)
             for vc in self.streams.values():
