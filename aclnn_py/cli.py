@@ -553,7 +553,9 @@ def env_rows() -> list[dict[str, Any]]:
 
     def trace():
         path = config.trace_path()
-        return path, path or "off"
+        keep = config.trace_events()
+        return path, (f"{path} (the newest {keep} API calls and {keep} tasks)" if path
+                      else "off")
 
     def blocking():
         on = config.launch_blocking()
@@ -583,7 +585,7 @@ def env_rows() -> list[dict[str, Any]]:
         ("poison", "poison byte", ("ACLNN_EMU_POISON",), poison),
         ("checks", "checkers", ("ACLNN_EMU_CHECK",), checks),
         ("accumulation", "accumulation", ("ACLNN_EMU_ACCUMULATION",), accumulation),
-        ("trace", "trace file", ("ACLNN_EMU_TRACE",), trace),
+        ("trace", "trace file", ("ACLNN_EMU_TRACE", "ACLNN_EMU_TRACE_EVENTS"), trace),
         ("launch_blocking", "launch blocking", ("ACL_LAUNCH_BLOCKING", "ASCEND_LAUNCH_BLOCKING"),
          blocking),
         ("log_level", "log level", ("ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_SLOG_PRINT_TO_STDOUT"),

@@ -27,6 +27,7 @@ KEYS = (
     "ASCEND_LAUNCH_BLOCKING",
     "ASCEND_RT_VISIBLE_DEVICES",
     "ACLNN_EMU_TRACE",
+    "ACLNN_EMU_TRACE_EVENTS",
     "ASCEND_GLOBAL_LOG_LEVEL",
     "ASCEND_SLOG_PRINT_TO_STDOUT",
 )
@@ -325,6 +326,20 @@ def trace_path() -> Optional[str]:
     return value.strip()
 
 
+DEFAULT_TRACE_EVENTS = 100_000
+MAX_TRACE_EVENTS = 1 << 26
+
+
+def trace_events() -> int:
+    """ACLNN_EMU_TRACE_EVENTS: how many API calls, and how many tasks, the trace keeps (the
+    most recent; older ones are dropped and counted), 1 to 2**26."""
+    n = _int("ACLNN_EMU_TRACE_EVENTS", DEFAULT_TRACE_EVENTS, 1)
+    if n > MAX_TRACE_EVENTS:
+        raise ConfigError(f"ACLNN_EMU_TRACE_EVENTS={n} must be at most {MAX_TRACE_EVENTS} "
+                          "(2**26)")
+    return n
+
+
 # ASCEND_GLOBAL_LOG_LEVEL's values, as CANN defines them
 LOG_LEVELS = {0: "debug", 1: "info", 2: "warning", 3: "error", 4: "null"}
 
@@ -363,6 +378,7 @@ _GETTERS = {
     "ASCEND_LAUNCH_BLOCKING": launch_blocking,
     "ASCEND_RT_VISIBLE_DEVICES": visible_devices,
     "ACLNN_EMU_TRACE": trace_path,
+    "ACLNN_EMU_TRACE_EVENTS": trace_events,
     "ASCEND_GLOBAL_LOG_LEVEL": log_level,
     "ASCEND_SLOG_PRINT_TO_STDOUT": log_to_stdout,
 }
@@ -382,5 +398,6 @@ def describe() -> dict[str, Any]:
         "ACL_LAUNCH_BLOCKING": int(launch_blocking()),
         "ASCEND_RT_VISIBLE_DEVICES": ",".join(map(str, visible_devices() or ())) or "all",
         "ACLNN_EMU_TRACE": trace_path() or "off",
+        "ACLNN_EMU_TRACE_EVENTS": trace_events(),
         "ASCEND_GLOBAL_LOG_LEVEL": "off" if log_level() is None else log_level(),
     }

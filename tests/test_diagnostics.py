@@ -30,8 +30,9 @@ D2H = acl.ACL_MEMCPY_DEVICE_TO_HOST
 D2D = acl.ACL_MEMCPY_DEVICE_TO_DEVICE
 AICORE = 507015  # ACL_ERROR_RT_AICORE_EXCEPTION
 DMA = 507013  # ACL_ERROR_RT_SYS_DMA
-ENV = ("ACLNN_EMU_CHECK", "ACLNN_EMU_TRACE", "ASCEND_GLOBAL_LOG_LEVEL",
-       "ASCEND_SLOG_PRINT_TO_STDOUT", "ACL_LAUNCH_BLOCKING", "ASCEND_LAUNCH_BLOCKING")
+ENV = ("ACLNN_EMU_CHECK", "ACLNN_EMU_TRACE", "ACLNN_EMU_TRACE_EVENTS",
+       "ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_SLOG_PRINT_TO_STDOUT", "ACL_LAUNCH_BLOCKING",
+       "ASCEND_LAUNCH_BLOCKING")
 THIS = os.path.abspath(__file__)
 
 
@@ -246,6 +247,286 @@ def test_launch_blocking_orders_like_a_synchronize(diag, two_streams):
     out = np.empty_like(X)
     assert acl.rt.memcpy(acl.util.numpy_to_ptr(out), X.nbytes, y, X.nbytes, D2H) == 0
     assert acl.rt.synchronize_stream(s1) == 0
+
+
+def _softmax_into_view(x_ptr: int, x_shape, out_ptr: int, strides, offset: int, storage,
+                       stream) -> int:
+    """aclnnSoftmax (dim 1) of the float32 tensor at x_ptr into a strided view of out_ptr,
+    enqueued on ``stream`` with a workspace of its own; returns the workspace."""
+    xt = tensor(x_ptr, x_shape)
+    ot = aclnn.aclCreateTensor(list(x_shape), aclnn.ACL_FLOAT, list(strides), offset,
+                               aclnn.ACL_FORMAT_ND, list(storage), out_ptr)
+    ws, ex, ret = aclnn.aclnnSoftmaxGetWorkspaceSize(xt, 1, ot)
+    assert ret == 0 and ws > 0  # the kernel writes the workspace, a ViewCopy step the view
+    w = buffer(nbytes=ws)
+    assert aclnn.aclnnSoftmax(w, ws, ex, stream) == 0
+    return w
+
+
+def _softmax64(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def test_disjoint_interleaved_strided_writes_do_not_race(diag):
+    """Issue 22, 1: two streams write the even and the odd columns of one allocation (views of
+    stride 2 whose spans overlap, whose elements do not); a third stream waits for both through
+    events and copies the whole: no race, every synchronize returns 0, and the result is the
+    two softmaxes interleaved."""
+    diag(ACLNN_EMU_CHECK="race,init")
+    assert acl.rt.set_device(0) == 0
+    (sa, _), (sb, _), (sc, _) = (acl.rt.create_stream() for _ in range(3))
+    (ea, _), (eb, _) = acl.rt.create_event(), acl.rt.create_event()
+    rows, cols = 6, 16
+    xa = np.linspace(-3, 3, rows * cols, dtype=np.float32).reshape(rows, cols)
+    xb = np.cos(np.arange(rows * cols, dtype=np.float32)).reshape(rows, cols)
+    pa, pb = buffer(xa), buffer(xb)
+    out, z = buffer(nbytes=2 * xa.nbytes), buffer(nbytes=2 * xa.nbytes)
+    storage = (rows, 2 * cols)
+    wa = _softmax_into_view(pa, xa.shape, out, (2 * cols, 2), 0, storage, sa)  # even columns
+    assert acl.rt.record_event(ea, sa) == 0
+    wb = _softmax_into_view(pb, xb.shape, out, (2 * cols, 2), 1, storage, sb)  # odd columns
+    assert acl.rt.record_event(eb, sb) == 0
+    assert acl.rt.stream_wait_event(sc, ea) == 0 and acl.rt.stream_wait_event(sc, eb) == 0
+    assert acl.rt.memcpy_async(z, 2 * xa.nbytes, out, 2 * xa.nbytes, D2D, sc) == 0
+    for s in (sc, sa, sb):
+        assert acl.rt.synchronize_stream(s) == 0
+    assert acl.get_recent_err_msg() is None
+    got = np.empty((rows, 2 * cols), np.float32)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(got), got.nbytes, z, got.nbytes, D2H) == 0
+    assert acl.rt.synchronize_device() == 0 and acl.get_recent_err_msg() is None
+    np.testing.assert_allclose(got[:, 0::2], _softmax64(xa), rtol=1e-6)
+    np.testing.assert_allclose(got[:, 1::2], _softmax64(xb), rtol=1e-6)
+    for p in (pa, pb, out, z, wa, wb):
+        assert acl.rt.free(p) == 0
+    for ev in (ea, eb):
+        assert acl.rt.destroy_event(ev) == 0
+    for s in (sa, sb, sc):
+        assert acl.rt.destroy_stream(s) == 0
+    assert acl.rt.reset_device(0) == 0
+
+
+def test_overlapping_strided_writes_still_race(diag):
+    """The same with views that do share elements: stream A writes the even columns 0..2c-2,
+    stream B the even columns 2..2c-2 (offset 2, one column fewer), unordered: a race, 507015
+    (the later access is an operator's ViewCopy), naming both ViewCopy steps. And a copy that
+    waits only for A reads B's odd columns unordered: a race between a strided write and a
+    contiguous read, 507013."""
+    diag(ACLNN_EMU_CHECK="race")
+    assert acl.rt.set_device(0) == 0
+    (sa, _), (sb, _), (sc, _) = (acl.rt.create_stream() for _ in range(3))
+    ea, _ = acl.rt.create_event()
+    rows, cols = 4, 8
+    xa = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
+    xb = xa[:, 1:].copy()
+    pa, pb = buffer(xa), buffer(xb)
+    out, z = buffer(nbytes=2 * xa.nbytes), buffer(nbytes=2 * xa.nbytes)
+    storage = (rows, 2 * cols)
+    wa = _softmax_into_view(pa, xa.shape, out, (2 * cols, 2), 0, storage, sa)
+    wb = _softmax_into_view(pb, xb.shape, out, (2 * cols, 2), 2, storage, sb)
+    assert acl.rt.synchronize_stream(sb) == AICORE
+    (race,) = report(acl.get_recent_err_msg(), "race")
+    assert race.count("aclnnSoftmax step ViewCopy writes 'out'") == 2
+    assert f"stream 0x{sa:x}" in race and f"stream 0x{sb:x}" in race and "strided views" in race
+    assert acl.rt.synchronize_device() == 0
+    # B's odd columns, A waited for, B not: the copy of the whole races with B only
+    wb2 = _softmax_into_view(pa, xa.shape, out, (2 * cols, 2), 1, storage, sb)
+    wa2 = _softmax_into_view(pa, xa.shape, out, (2 * cols, 2), 0, storage, sa)
+    assert acl.rt.record_event(ea, sa) == 0
+    assert acl.rt.stream_wait_event(sc, ea) == 0
+    assert acl.rt.memcpy_async(z, 2 * xa.nbytes, out, 2 * xa.nbytes, D2D, sc) == 0
+    assert acl.rt.synchronize_stream(sc) == DMA
+    (race,) = report(acl.get_recent_err_msg(), "race")
+    assert "aclrtMemcpyAsync reads 'src'" in race and f"stream 0x{sb:x}" in race
+    assert f"stream 0x{sa:x}" not in race
+    assert acl.rt.synchronize_device() == 0
+    for p in (pa, pb, out, z, wa, wb, wa2, wb2):
+        assert acl.rt.free(p) == 0
+    assert acl.rt.destroy_event(ea) == 0
+    for s in (sa, sb, sc):
+        assert acl.rt.destroy_stream(s) == 0
+    assert acl.rt.reset_device(0) == 0
+
+
+def _hardsigmoid_into_view(x_ptr: int, shape, out_ptr: int, strides, offset: int, storage,
+                           stream) -> int:
+    """aclnnHardsigmoid of the float32 tensor at x_ptr into a strided view of out_ptr on
+    ``stream``; returns its workspace (0 when it needs none)."""
+    ot = aclnn.aclCreateTensor(list(shape), aclnn.ACL_FLOAT, list(strides), offset,
+                               aclnn.ACL_FORMAT_ND, list(storage), out_ptr)
+    ws, ex, ret = aclnn.aclnnHardsigmoidGetWorkspaceSize(tensor(x_ptr, shape), ot)
+    assert ret == 0, acl.get_recent_err_msg()
+    w = buffer(nbytes=ws) if ws else 0
+    assert aclnn.aclnnHardsigmoid(w, ws, ex, stream) == 0
+    return w
+
+
+def test_random_strided_writes_race_exactly_when_their_elements_meet(diag):
+    """Two unordered streams write random 2-D strided views (positive strides, no element
+    written twice by one view) of one allocation: the synchronize reports a race (507015) when
+    the two views share an element by NumPy's count, and returns 0 otherwise."""
+    assert acl.rt.set_device(0) == 0
+    (sa, _), (sb, _) = acl.rt.create_stream(), acl.rt.create_stream()
+    rng = np.random.default_rng(2022)
+    x = buffer(np.linspace(-4, 4, 64, dtype=np.float32))
+    seen = {True: 0, False: 0}
+    while min(seen.values()) < 12:
+        views = []
+        while len(views) < 2:
+            shape = tuple(int(v) for v in rng.integers(1, 5, 2))
+            strides = tuple(int(v) for v in rng.integers(1, 9, 2))
+            offset = int(rng.integers(0, 8))
+            elems = offset + (np.indices(shape).reshape(2, -1).T * strides).sum(1)
+            if len(set(elems.tolist())) == elems.size:  # not self-overlapping
+                views.append((shape, strides, offset, set(elems.tolist())))
+        meet = bool(views[0][3] & views[1][3])
+        n = 1 + max(max(v[3]) for v in views)
+        diag(ACLNN_EMU_CHECK="")  # a fresh checker: each pair of places is reported once
+        diag(ACLNN_EMU_CHECK="race")
+        out = buffer(nbytes=4 * n)
+        assert acl.rt.memset(out, 4 * n, 0, 4 * n) == 0
+        ws = [_hardsigmoid_into_view(x, shape, out, strides, offset, (n,), s)
+              for (shape, strides, offset, _), s in zip(views, (sa, sb))]
+        code = acl.rt.synchronize_device()
+        msg = acl.get_recent_err_msg()
+        assert code == (AICORE if meet else 0), (views, msg)
+        assert bool(report(msg or "", "race")) == meet
+        seen[meet] += 1
+        for p in (out, *ws):
+            if p:
+                assert acl.rt.free(p) == 0
+    assert acl.rt.free(x) == 0
+    for s in (sa, sb):
+        assert acl.rt.destroy_stream(s) == 0
+    assert acl.rt.reset_device(0) == 0
+
+
+def test_many_strided_writers_keep_the_shadow_bounded(diag):
+    """80 streams each write one column of an (8, 80) matrix, each synchronized by the host
+    before the next: nothing races, and the interval keeps at most MAX_ENTRIES accesses (those
+    ordered before the host are dropped). Then two unsynchronized streams write the same column:
+    still reported."""
+    diag(ACLNN_EMU_CHECK="race,init")
+    from aclnn_py.diagnostics.checks import MAX_ENTRIES
+
+    checker = diagnostics.wrap.active().checker
+    assert acl.rt.set_device(0) == 0
+    rows, cols = 8, 80
+    x = buffer(np.ones(rows, np.float32))
+    out = buffer(nbytes=4 * rows * cols)
+    keep = []
+    for c in range(cols):
+        s, _ = acl.rt.create_stream()
+        keep.append(s)
+        w = _hardsigmoid_into_view(x, (rows, 1), out, (cols, 1), c, (rows, cols), s)
+        assert acl.rt.synchronize_stream(s) == 0, acl.get_recent_err_msg()
+        if w:
+            assert acl.rt.free(w) == 0
+    sh = checker.shadows[out]
+    assert max(len(w) + len(r) for w, r in sh.states) <= MAX_ENTRIES + 1
+    ws = [_hardsigmoid_into_view(x, (rows, 1), out, (cols, 1), 5, (rows, cols), s)
+          for s in keep[:2]]
+    assert acl.rt.synchronize_device() == AICORE
+    (race,) = report(acl.get_recent_err_msg(), "race")
+    assert f"stream 0x{keep[0]:x}" in race and f"stream 0x{keep[1]:x}" in race
+    for p in (x, out, *ws):
+        if p:
+            assert acl.rt.free(p) == 0
+    for s in keep:
+        assert acl.rt.destroy_stream(s) == 0
+    assert acl.rt.reset_device(0) == 0
+
+
+def _bytes_of(start: int, shape, strides, size: int) -> set:
+    """Every byte of a view, by brute force (the reference for strided.meets)."""
+    idx = np.indices(shape).reshape(len(shape), -1).T if shape else np.zeros((1, 0), int)
+    firsts = start + (idx * np.asarray(strides, dtype=np.int64)).sum(1) * size
+    return {int(b) for f in firsts for b in range(f, f + size)}
+
+
+def test_strided_meets_matches_the_exact_byte_sets():
+    """strided.meets against the brute-force byte sets of random views (2-D and 3-D, strides
+    that interleave, nest, overlap, or are negative or zero), clipped to random intervals; with
+    the budget exhausted, the answer may only err towards "they meet"."""
+    from aclnn_py.diagnostics import strided
+
+    rng = np.random.default_rng(22)
+    checked = exact_disjoint = 0
+    for _ in range(3000):
+        views = []
+        for _ in range(2):
+            nd = int(rng.integers(1, 4))
+            shape = tuple(int(v) for v in rng.integers(1, 5, nd))
+            strides = tuple(int(v) for v in rng.integers(-6, 7, nd))
+            size = 4
+            lo = sum((n - 1) * st for n, st in zip(shape, strides) if st < 0)
+            start = int(rng.integers(0, 12)) * 2 - lo * size  # the lowest byte is >= 0
+            views.append((start, shape, strides, size))
+        sets, placed = [], []
+        for start, shape, strides, size in views:
+            sets.append(_bytes_of(start, shape, strides, size))
+            p = strided.pattern(shape, strides, size)
+            first = min(sets[-1])
+            if p is None:
+                assert sets[-1] == set(range(first, max(sets[-1]) + 1))
+            else:
+                assert first + strided.extent(*p) == max(sets[-1]) + 1
+            placed.append(None if p is None else (first, *p))
+        s = int(rng.integers(0, 40))
+        e = s + int(rng.integers(1, 80))
+        clip = set(range(s, e))
+        a, b = (clip if placed[i] is None else sets[i] & clip for i in (0, 1))
+        truth = bool(a & b)
+        assert strided.meets(placed[0], placed[1], s, e) == truth, (views, s, e)
+        assert strided.meets(placed[0], placed[1], s, e, budget=1) in (truth, True)
+        checked += 1
+        exact_disjoint += not truth
+    assert checked == 3000 and exact_disjoint > 300  # both answers were exercised
+    # the issue's case, large: even and odd columns of a 4096 x 4096 float32 matrix answer at
+    # once (the congruence test), without enumerating 8 M elements
+    even = (0, *strided.pattern((4096, 2048), (4096, 2), 4))
+    odd = (4, *strided.pattern((4096, 2048), (4096, 2), 4))
+    assert not strided.meets(even, odd, 0, 4096 * 4096 * 4, budget=1)
+    assert strided.meets(even, (8, *strided.pattern((4096, 2047), (4096, 2), 4)), 0, 1 << 26)
+
+
+def test_the_race_checker_forgets_destroyed_streams(diag):
+    """Issue 22, 2: create stream / memset_async / synchronize / destroy, 3000 times under the
+    race checker: the host's clock keeps no entry per destroyed stream (the cost of a call
+    does not grow with the streams a program ever made), the shadows hold a bounded number of
+    accesses, and a race on a stream that lives through it all is still reported."""
+    diag(ACLNN_EMU_CHECK="race,init")
+    from aclnn_py.diagnostics.checks import SWEEP
+
+    checker = diagnostics.wrap.active().checker
+    assert acl.rt.set_device(0) == 0
+    keep, _ = acl.rt.create_stream()
+    a, b = buffer(nbytes=4096), buffer(nbytes=4096)
+    assert acl.rt.memset_async(b, 4096, 7, 4096, keep) == 0  # keep's write of b: not waited for
+    sizes = []
+    for i in range(3000):
+        s, ret = acl.rt.create_stream()
+        assert ret == 0
+        assert acl.rt.memset_async(a, 4096, i & 0xFF, 4096, s) == 0
+        assert acl.rt.synchronize_stream(s) == 0
+        assert acl.rt.destroy_stream(s) == 0
+        sizes.append(len(checker.host) + sum(len(vc) for vc in checker.streams.values()))
+    assert max(sizes) <= 8, max(sizes)  # the host, keep, the default stream: no history
+    assert len(checker.retired) <= SWEEP
+    entries = sum(len(w) + len(r) for sh in checker.shadows.values() for w, r in sh.states)
+    assert entries <= 8, entries
+    host = np.empty(4096, np.uint8)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(host), 4096, a, 4096, D2H) == 0  # ordered
+    assert np.all(host == 2999 & 0xFF)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(host), 4096, b, 4096, D2H) == 0  # not ordered
+    assert acl.rt.synchronize_stream(keep) == DMA
+    (race,) = report(acl.get_recent_err_msg(), "race")
+    assert "aclrtMemcpy reads 'src' on the host" in race and f"stream 0x{keep:x}" in race
+    for p in (a, b):
+        assert acl.rt.free(p) == 0
+    assert acl.rt.destroy_stream(keep) == 0
+    assert acl.rt.reset_device(0) == 0
 
 
 # ------------------------------------------------------------------------------------ init ----
@@ -507,6 +788,90 @@ def test_aclnn_py_run_trace_option(tmp_path):
     names = [e["name"] for e in events if e["ph"] == "X"]
     assert "aclnnSoftmaxBackward" in names and "aclnnSoftmaxBackward: SoftmaxGrad" in names
     assert names.count("aclFinalize") == 1
+
+
+TRACE_LOAD = r'''
+import gc, json, sys, tracemalloc
+import numpy as np
+from aclnn_py import acl, aclnn, diagnostics
+launches = int(sys.argv[1])
+assert acl.init() == 0 and acl.rt.set_device(0) == 0
+s, _ = acl.rt.create_stream()
+X = np.arange(8, dtype=np.float32).reshape(2, 4)
+x, _ = acl.rt.malloc(32, 0)
+y, _ = acl.rt.malloc(32, 0)
+acl.rt.memcpy(x, 32, acl.util.numpy_to_ptr(X), 32, 1)
+t = [aclnn.aclCreateTensor([2, 4], aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_ND, [2, 4], p)
+     for p in (x, y)]
+tracemalloc.start()
+used = []
+for i in range(launches):
+    ws, ex, ret = aclnn.aclnnSoftmaxGetWorkspaceSize(t[0], 1, t[1])
+    assert ret == 0 and aclnn.aclnnSoftmax(0, 0, ex, s) == 0
+    assert acl.rt.synchronize_stream(s) == 0
+    if i + 1 in (launches // 2, launches):
+        gc.collect()
+        used.append(tracemalloc.get_traced_memory()[0])
+tracer = diagnostics.wrap.active().tracer
+print(json.dumps({"used": used, "kept": [len(tracer.calls), len(tracer.tasks)]}))
+acl.rt.destroy_stream(s)
+acl.rt.reset_device(0)
+assert acl.finalize() == 0
+'''
+
+
+def test_the_trace_is_bounded_and_says_what_it_dropped(tmp_path):
+    """Issue 22, 4: 4000 launches (3 API calls and one task each) with ACLNN_EMU_TRACE_EVENTS=
+    1000 keep 1000 API calls and 1000 tasks, the newest; the memory the trace holds does not grow
+    between 2000 and 4000 launches; the file reports as dropped exactly what the same program
+    traced with room for everything has beyond 1000 (otherData and a "trace truncated" event)."""
+    def run(name: str, keep: int) -> tuple[dict, dict]:
+        path = str(tmp_path / f"{name}.json")
+        env = {k: v for k, v in os.environ.items() if k not in ENV}
+        env.update(ACLNN_EMU_TRACE=path, ACLNN_EMU_TRACE_EVENTS=str(keep))
+        done = subprocess.run([sys.executable, "-c", TRACE_LOAD, "4000"], env=env,
+                              cwd=tempfile.gettempdir(), capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout), json.loads(open(path, encoding="utf-8").read())
+
+    full_out, full = run("full", 100_000)
+    out, doc = run("bounded", 1000)
+    assert full["otherData"]["dropped_api_calls"] == full["otherData"]["dropped_tasks"] == 0
+    assert not [e for e in full["traceEvents"] if e["name"] == "trace truncated"]
+    full_api = [e for e in full["traceEvents"] if e["ph"] == "X" and e["cat"] == "api"]
+    full_tasks = [e for e in full["traceEvents"] if e["ph"] == "X" and e["cat"] == "task"]
+    assert len(full_tasks) >= 4000 and len(full_api) >= 3 * 4000
+    assert full_out["kept"] == [len(full_api) - 3, len(full_tasks)]  # 3 calls after the print
+
+    assert out["kept"] == [1000, 1000]
+    half, end = out["used"]
+    assert end - half < 64 * 1024, out["used"]  # flat (unbounded: ~0.9 KiB per launch)
+    assert full_out["used"][1] - full_out["used"][0] > 1000 * 512  # the reference does grow
+    api = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["cat"] == "api"]
+    tasks = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["cat"] == "task"]
+    assert len(api) == len(tasks) == 1000
+    # the newest are kept
+    assert [e["name"] for e in api[-5:]] == ["aclnnSoftmax", "aclrtSynchronizeStream",
+                                             "aclrtDestroyStream", "aclrtResetDevice",
+                                             "aclFinalize"]
+    other = doc["otherData"]
+    assert other["dropped_api_calls"] == len(full_api) - 1000
+    assert other["dropped_tasks"] == len(full_tasks) - 1000
+    assert other["kept_per_kind"] == 1000
+    (mark,) = [e for e in doc["traceEvents"] if e["name"] == "trace truncated"]
+    assert mark["ph"] == "i" and mark["s"] == "g"
+    assert {k: mark["args"][k] for k in other if k in mark["args"]} == \
+        {k: v for k, v in other.items() if k != "producer"}
+    assert mark["ts"] <= min(e["ts"] for e in api + tasks)
+
+
+def test_a_bad_trace_capacity_is_refused_by_init(diag, acl_uninitialized):
+    for bad in ("0", "-3", "many", str((1 << 26) + 1)):
+        diag(ACLNN_EMU_TRACE_EVENTS=bad)
+        assert acl.init() == acl.ACL_ERROR_INVALID_PARAM
+        msg = acl.get_recent_err_msg()
+        assert "ACLNN_EMU_TRACE_EVENTS" in msg and bad in msg, msg
 
 
 # ------------------------------------------------------------------------------------ logs ----

@@ -8,6 +8,7 @@ documented codes.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -384,6 +385,44 @@ def test_cli_toolkit_and_run_cpp(toolkit, cache):
     bad = subprocess.run([*cmd, "run", "no_such_sample", "--lang", "cpp"], env=env,
                          cwd=tempfile.gettempdir(), capture_output=True, text=True)
     assert bad.returncode == 2 and "not a bundled C++ sample" in bad.stderr
+
+
+@needs_shared
+@pytest.mark.parametrize("mode", ["fail", "finalize", "atexit_finalize"])
+def test_diagnostics_of_a_program_that_skips_acl_finalize(toolkit, tmp_path, mode):
+    """Issue 22, 5: a C program that returns from main without aclFinalize (CHECK_RET's return)
+    still writes its trace and logs the race the checker found after the last synchronize (at
+    exit, once); with aclFinalize, in main or in an atexit handler registered before the first
+    ACL call, the race is reported once too, and the trace ends with aclFinalize."""
+    exe = compile_program(toolkit, HERE / "exit_without_finalize.c", tmp_path / "exit_nf", False,
+                          "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror")
+    trace = tmp_path / "trace.json"
+    env = dict(bare_env(toolkit, tmp_path), ACLNN_EMU_CHECK="race", ACLNN_EMU_TRACE=str(trace))
+    proc = subprocess.run([str(exe), mode], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    out = proc.stdout.splitlines()
+    assert out[0] == "queued", proc.stdout + proc.stderr
+    races = [line for line in proc.stderr.splitlines() if line.startswith("race: ")]
+    assert len(races) == 1, proc.stderr
+    assert "aclrtMemcpyAsync reads 'src'" in races[0]
+    assert "aclrtMemsetAsync writes 'devPtr'" in races[0]
+    assert "Traceback" not in proc.stderr
+    names = [e["name"] for e in json.loads(trace.read_text(encoding="utf-8"))["traceEvents"]
+             if e["ph"] == "X" and e["cat"] == "api"]
+    assert names[:8] == ["aclInit", "aclrtSetDevice", "aclrtCreateStream", "aclrtCreateStream",
+                         "aclrtMalloc", "aclrtMalloc", "aclrtMemsetAsync", "aclrtMemcpyAsync"]
+    if mode == "finalize":
+        assert proc.returncode == 0 and out[1] == "synchronize 507013"  # reported there
+        assert "reported at exit" not in races[0]
+        assert names[-1] == "aclFinalize" and names.count("aclFinalize") == 1
+        return
+    assert proc.returncode == 2 and out[1] == "check failed"
+    assert races[0].endswith("(found after the last synchronize; reported at exit)")
+    if mode == "fail":
+        assert "aclFinalize" not in names and len(names) == 8
+    else:  # the library's exit hook ran first (registered later), then the program's
+        assert out[2] == "atexit aclFinalize 0"
+        assert names[8:] == ["aclFinalize"]
 
 
 # ----------------------------------------------------------------------- the builder ------

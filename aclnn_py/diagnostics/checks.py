@@ -13,7 +13,11 @@ synchronizes (stream, device, event, a completed ``aclrtQueryEventStatus``, and
 ``aclrtDestroyStream`` / ``aclrtResetDevice``, which drain) merge the streams' clocks into the
 host's. Each device allocation has a shadow: byte intervals, each with the last write (who and
 when) and the reads since. An access that is not ordered after a conflicting earlier access
-(write/write, write/read, read/write) is a race.
+(write/write, write/read, read/write) is a race. An operator's access through a strided view
+keeps its exact byte pattern (:mod:`.strided`): it conflicts only with accesses whose bytes meet
+its own, and a strided write keeps the earlier writes of the bytes between its elements. A
+destroyed stream's entries leave the clocks (see _retire_dead), so the cost of a call does not
+grow with the number of streams a program made.
 
 **init** reports a read of device bytes that nothing wrote since their allocation (a copy, a
 memset or a task's output marks them written).
@@ -42,11 +46,12 @@ import threading
 import weakref
 from typing import Any, Callable, Optional
 
-from .. import config
+from .. import config, dtypes
 from .. import runtime as rt
 from ..executor import READY, aclOpExecutor
 from ..status import aclError as E
 from ..status import record
+from . import strided
 from .wrap import site_text, user_site
 
 LOG = logging.getLogger("aclnn_py.check")
@@ -98,14 +103,21 @@ class Op:
         return (self.api, self.step, self.site)
 
 
-# An access kept in a shadow: (agent, clock, op, argument name)
+# An access kept in a shadow: (agent, clock, op, argument name, bytes), the bytes None for all of
+# the interval that keeps it, or a placed strided pattern (strided.py) for a strided view
 Access = tuple
-_UNKNOWN: Access = (None, 0, None, None)  # memory the checker did not see allocated
+# a write ordered before everything to come: memory the checker did not see allocated, or the
+# writes of a destroyed stream once forgotten (see Checker._sweep)
+_UNKNOWN: Access = (None, 0, None, None, None)
+MAX_ENTRIES = 64  # accesses kept per interval before the ordered ones are dropped (_bound)
+SWEEP = 1024  # destroyed streams remembered before the shadows forget their accesses
 
 
 class Shadow:
-    """One device allocation: byte intervals [starts[i], starts[i+1]) with, for each, the last
-    write (an Access, None when never written) and the reads since (agent -> Access)."""
+    """One device allocation: byte intervals [starts[i], starts[i+1]) with, for each, the writes
+    that may still matter (Accesses; none when never written: usually one, the last, but a write
+    through a strided view keeps the earlier writes of the bytes between its elements) and the
+    reads since."""
 
     __slots__ = ("base", "size", "device", "site", "api", "starts", "states")
 
@@ -113,15 +125,15 @@ class Shadow:
                  known: bool = True) -> None:
         self.base, self.size, self.device, self.site, self.api = base, size, device, site, api
         self.starts = [0]
-        self.states: list[list] = [[None if known else _UNKNOWN, {}]]
+        self.states: list[list] = [[[] if known else [_UNKNOWN], []]]
 
     def _split(self, off: int) -> int:
         i = bisect.bisect_right(self.starts, off) - 1
         if self.starts[i] == off:
             return i
-        w, reads = self.states[i]
+        writes, reads = self.states[i]
         self.starts.insert(i + 1, off)
-        self.states.insert(i + 1, [w, dict(reads)])
+        self.states.insert(i + 1, [list(writes), list(reads)])
         return i + 1
 
     def end(self, k: int) -> int:
@@ -158,18 +170,19 @@ def _int(v) -> int:
 
 def _plan_accesses(ex: aclOpExecutor) -> list[tuple[str, list[tuple]]]:
     """Per task of an executor's plan: (step name, [(writes, base slot, offset, bytes, tensor
-    name)]), the reads first: the device ranges of its C templates, each matched with the plan
-    buffer it came from (executor.lower lists a step's non-empty sources, then its
-    destination)."""
+    name, pattern)]), the reads first: the device ranges of its C templates, each matched with
+    the plan buffer it came from (executor.lower lists a step's non-empty sources, then its
+    destination); the pattern (strided.pattern) is None for a contiguous view."""
     out = []
     for step, t in zip(ex.plan.steps, ex.templates):
         bufs = [b for b in (*step.srcs, step.dst) if b.span()[1]]
         touched = []
         for j in range(min(t.nranges, len(bufs))):
             r = t.ranges[j]
-            write = j == len(bufs) - 1 and bufs[j] is step.dst
-            touched.append((write, int(r.base), int(r.ptr), int(r.nbytes),
-                            bufs[j].label or bufs[j].where))
+            b = bufs[j]
+            write = j == len(bufs) - 1 and b is step.dst
+            touched.append((write, int(r.base), int(r.ptr), int(r.nbytes), b.label or b.where,
+                            strided.pattern(b.shape, b.strides, dtypes.itemsize(b.dtype))))
         touched.sort(key=lambda a: a[0])  # reads first
         out.append((step.name, touched))
     return out
@@ -186,6 +199,10 @@ class Checker:
         self.host: dict = {HOST: 0}
         self.streams: dict[int, dict] = {}  # stream -> its clock
         self.events: dict[int, dict] = {}  # event -> the clock of its last record
+        # destroyed streams: their clock entries are gone (everything they did is ordered before
+        # what follows their destroy); the shadows forget their accesses every SWEEP of them
+        self.retired: set[int] = set()
+        self.dying: list[int] = []  # drained by a call that may destroy them (see _drained)
         self.shadows: dict[int, Shadow] = {}  # allocation base -> shadow
         self.bases: list[int] = []  # the shadows' bases, sorted (kept by _add / _drop)
         self.plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # plan -> accesses
@@ -300,12 +317,13 @@ class Checker:
         vc = self._clock(h)
         _join(vc, self.host)
         vc[h] = vc.get(h, 0) + 1
+        clk = vc[h]
         if h not in rt.S.streams:
             # destroyed by another thread since the call enqueued: the destroy drains the
             # stream, this task included
-            del self.streams[h]
-            _join(self.host, vc)
-        return vc, vc[h]
+            self._drained(h)
+            self._retire_dead()
+        return vc, clk
 
     def _blocked(self, h: int) -> None:
         """After an enqueue on h: with ACL_LAUNCH_BLOCKING=1 the call returned once the stream
@@ -348,9 +366,16 @@ class Checker:
         self._add(sh)
         return sh
 
+    def _unordered(self, other: Access, vc: dict) -> bool:
+        """Whether an earlier access of another agent is not ordered before one with clock vc
+        (a destroyed stream's accesses are all ordered before what follows its destroy)."""
+        return vc.get(other[0], 0) < other[1] and other[0] not in self.retired
+
     def _touch(self, addr: int, nbytes: int, write: bool, vc: dict, clk: int, op: Op,
-               arg: str) -> None:
-        """One access to device bytes [addr, addr + nbytes): checked, then recorded."""
+               arg: str, pat: Optional[tuple] = None) -> None:
+        """One access to device bytes [addr, addr + nbytes): checked, then recorded. ``pat``:
+        the strided pattern of a view (strided.pattern) whose span these bytes are, None when
+        the access covers them all."""
         if nbytes <= 0 or not (self.race or self.init):
             return
         sh = self._shadow(addr)
@@ -359,9 +384,12 @@ class Checker:
         lo = addr - sh.base
         hi = min(lo + nbytes, sh.size)
         i, j = sh.span(lo, hi)
-        me: Access = (op.agent, clk, op, arg)
+        placed = None if pat is None else (lo, pat[0], pat[1])
+        agent = op.agent
+        me: Access = (agent, clk, op, arg, placed)
         conflicts: list[list] = []  # [lo, hi, other access, other is a write]
         uninit: list[list] = []
+        meets = strided.meets
 
         def note(into: list, s: int, e: int, *what) -> None:
             if into and into[-1][1] == s and into[-1][2:] == list(what):
@@ -371,37 +399,72 @@ class Checker:
 
         for k in range(i, j):
             s, e = sh.starts[k], sh.end(k)
-            w, reads = sh.states[k]
+            writes, reads = sh.states[k]
             if self.race:
-                if w is not None and w[0] != op.agent and vc.get(w[0], 0) < w[1]:
-                    note(conflicts, s, e, w, True)
+                for w in writes:
+                    if w[0] != agent and self._unordered(w, vc) and (
+                            (placed is None and w[4] is None) or meets(w[4], placed, s, e)):
+                        note(conflicts, s, e, w, True)
                 if write:
-                    for a, r in reads.items():
-                        if a != op.agent and vc.get(a, 0) < r[1]:
+                    for r in reads:
+                        if r[0] != agent and self._unordered(r, vc) and (
+                                (placed is None and r[4] is None) or meets(r[4], placed, s, e)):
                             note(conflicts, s, e, r, False)
             if not write:
-                if w is None and self.init:
+                if self.init and not writes and (placed is None or meets(placed, None, s, e)):
                     note(uninit, s, e)
-                reads[op.agent] = me
-        if write:  # one interval, written by this access
+                if reads:  # this agent's earlier reads of the same bytes are ordered before
+                    reads[:] = [r for r in reads
+                                if r[0] != agent or not strided.covers(placed, r[4])]
+                reads.append(me)
+                if len(reads) > MAX_ENTRIES:
+                    self._bound(reads, False)
+            elif placed is not None:  # the bytes between the view's elements keep their past
+                writes[:] = [w for w in writes if not strided.covers(placed, w[4])]
+                writes.append(me)
+                reads[:] = [r for r in reads if not strided.covers(placed, r[4])]
+                if len(writes) > MAX_ENTRIES:
+                    self._bound(writes, True)
+        if write and placed is None:  # one interval, written by this access
             del sh.starts[i + 1:j]
             del sh.states[i + 1:j]
-            sh.states[i] = [me, {}]
+            sh.states[i] = [[me], []]
         verb = "writes" if write else "reads"
         for s, e, other, other_write in conflicts:
             o: Op = other[2]
+            views = (" (strided views: elements of both lie in these bytes)"
+                     if placed is not None or other[4] is not None else "")
             self._report(("race", op.key(), arg, write, o.key(), other[3], other_write),
                          FAULT_KERNEL if op.kernel else FAULT_DMA,
                          f"race: {op.name()} {verb} '{arg}' {op.where} (called at "
                          f"{site_text(op.site)}), and {o.name()} "
                          f"{'writes' if other_write else 'reads'} '{other[3]}' {o.where} "
                          f"(called at {site_text(o.site)}), with nothing ordering the two: "
-                         f"{sh.text(s, e)}. {_advice(op, o)}")
+                         f"{sh.text(s, e)}{views}. {_advice(op, o)}")
         for s, e in uninit:
             self._report(("init", op.key(), arg), FAULT_KERNEL if op.kernel else FAULT_DMA,
                          f"init: {op.name()} reads '{arg}' {op.where} (called at "
                          f"{site_text(op.site)}): {sh.text(s, e)} were never written since "
                          "their allocation (fresh device memory holds the ACLNN_EMU_POISON byte)")
+
+    def _bound(self, entries: list, writes: bool) -> None:
+        """An interval kept more than MAX_ENTRIES accesses of one kind (strided views that do not
+        cover each other). Drop those ordered before the host, which nothing to come can race
+        with (every later access is ordered after the host's clock of now); if still too many,
+        widen the oldest to the whole interval and keep one per agent of those: reports then
+        err on the side of a race the exact bytes would not show, never miss one."""
+        host = self.host
+        keep = [a for a in entries
+                if a[0] is not None and host.get(a[0], 0) < a[1] and a[0] not in self.retired]
+        if writes and not keep:
+            keep = [_UNKNOWN]  # written before everything to come (for the init checker)
+        if len(keep) > MAX_ENTRIES:
+            old, keep = keep[:-MAX_ENTRIES // 2], keep[-MAX_ENTRIES // 2:]
+            latest: dict = {}
+            for a in old:  # one agent's later access is ordered after its earlier ones
+                latest[a[0]] = (a[0], a[1], a[2], a[3], None)
+            keep = list(latest.values()) + keep
+        entries[:] = keep
 
     def _report(self, key: tuple, code: int, text: str) -> None:
         if key in self.seen or len(self.pending) >= MAX_PENDING:
@@ -456,11 +519,11 @@ class Checker:
         self._host_tick()
         vc = self.host
         for k in range(len(sh.starts)):
-            w, reads = sh.states[k]
+            writes, reads = sh.states[k]
             s, e = sh.starts[k], sh.end(k)
-            others = [(r, False) for a, r in reads.items() if a != HOST and vc.get(a, 0) < r[1]]
-            if w is not None and w[0] not in (None, HOST) and vc.get(w[0], 0) < w[1]:
-                others.insert(0, (w, True))
+            others = [(w, True) for w in writes
+                      if w[0] not in (None, HOST) and self._unordered(w, vc)]
+            others += [(r, False) for r in reads if r[0] != HOST and self._unordered(r, vc)]
             for other, other_write in others:
                 o: Op = other[2]
                 self._report(("race", op.key(), "devPtr", True, o.key(), other[3], other_write),
@@ -552,9 +615,9 @@ class Checker:
         bases = ex.bases
         for step, touched in accesses:
             op = Op(api, step, h, True, site)
-            for write, slot, offset, nbytes, name in touched:
+            for write, slot, offset, nbytes, name, pat in touched:
                 addr = (bases[slot] + offset) & U64 if slot >= 0 else offset
-                self._touch(addr, nbytes, write, vc, clk, op, name)
+                self._touch(addr, nbytes, write, vc, clk, op, name, pat)
         self._blocked(h)
         return result
 
@@ -568,12 +631,49 @@ class Checker:
         return result
 
     def _drained(self, h: int) -> None:
+        """Stream h ran all its tasks and the host waited: a destroy, or what destroys it
+        (aclrtResetDevice, aclrtDestroyContext, aclFinalize); _retire_dead forgets it once it
+        is gone."""
         _join(self.host, self.streams.pop(h, {}))
+        self.dying.append(h)
+
+    def _retire_dead(self) -> None:
+        """Forget the clock entries of the drained streams that no longer exist, so that the
+        clocks hold only live streams (and the cost of a call does not grow with the number of
+        streams a program ever made): their accesses are ordered before everything to come,
+        which self.retired says to _unordered until the shadows forget them (_sweep)."""
+        dying, self.dying = self.dying, []
+        for h in dying:
+            if h in rt.S.streams:  # drained, not destroyed (the call failed): still a stream
+                continue
+            self.host.pop(h, None)
+            for vc in self.streams.values():
+                vc.pop(h, None)
+            for vc in self.events.values():
+                vc.pop(h, None)
+            self.retired.add(h)
+        if len(self.retired) > SWEEP:
+            self._sweep()
+
+    def _sweep(self) -> None:
+        """Drop the destroyed streams' accesses from the shadows (a write becomes _UNKNOWN, so
+        the init checker still sees the bytes written), then forget the streams."""
+        gone = self.retired
+        for sh in self.shadows.values():
+            for state in sh.states:
+                writes, reads = state
+                if any(w[0] in gone for w in writes):
+                    kept = [w for w in writes if w[0] not in gone]
+                    state[0] = kept or [_UNKNOWN]
+                if any(r[0] in gone for r in reads):
+                    state[1] = [r for r in reads if r[0] not in gone]
+        self.retired = set()
 
     def _destroy_stream(self, api, vals, result, state):
         if result == 0:
             h = _int(vals[0])
             self._drained(h)  # destroy waits for the stream's tasks
+            self._retire_dead()
             self.stream_sites.pop(h, None)
         return result
 
@@ -663,6 +763,7 @@ class Checker:
                 sets.pop()
             return result
         self._forget_device(device)
+        self._retire_dead()
         self._flush(f"at aclrtResetDevice({device})")
         return result
 
@@ -704,6 +805,7 @@ class Checker:
             for h in state or ():
                 self._drained(h)
                 self.stream_sites.pop(h, None)
+            self._retire_dead()
         return result
 
     def _pre_finalize(self, vals):
@@ -741,6 +843,7 @@ class Checker:
 
     def _finalize(self, api, vals, result, state):
         if result == 0 and state:
+            self._retire_dead()
             self._flush("at aclFinalize")
             self.shadows.clear()
             self.bases.clear()

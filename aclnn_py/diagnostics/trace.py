@@ -9,6 +9,10 @@
 - an event record and the stream waits on it are joined by a flow arrow;
 - "M" metadata events name the processes and the tracks.
 
+The trace is bounded: it keeps the most recent ``ACLNN_EMU_TRACE_EVENTS`` API calls and as many
+tasks (config.trace_events, 100 000 by default); older ones are dropped and counted, and a
+trace that lost some says so (``otherData`` and a global instant event "trace truncated").
+
 The file is written at aclFinalize and at exit (to a temporary file, then renamed, so it is
 never half-written). The C core records the tasks only while tracing is on (one flag tested per
 task otherwise). docs/diagnostics.md shows a trace.
@@ -20,13 +24,14 @@ import atexit
 import json
 import os
 import threading
+from collections import deque
 from typing import Any, Optional
 
+from .. import config
 from .. import runtime as rt
 from ..enums import TaskType
 
 DEVICE_PID = 1 << 24  # above any Linux pid: the emulated devices' pseudo-processes
-MAX_API_EVENTS = 2_000_000  # beyond this, API calls are counted, not kept
 _BYTES_OF = {"aclrtMemcpy": "count", "aclrtMemcpyAsync": "count", "aclrtMemset": "count",
              "aclrtMemsetAsync": "count", "aclrtMalloc": "size", "aclrtMallocHost": "size"}
 _TASK_NAMES = {int(TaskType.MEMCPY): "memcpy", int(TaskType.MEMSET): "memset",
@@ -37,16 +42,26 @@ _TASK_NAMES = {int(TaskType.MEMCPY): "memcpy", int(TaskType.MEMSET): "memset",
 class Tracer:
     """Collects API calls and task records; writes the trace file."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, capacity: Optional[int] = None) -> None:
         self.path = path
         self.lock = threading.Lock()
         self.pid = os.getpid()
         self.t0 = rt.now_ns()
-        self.calls: list[tuple] = []  # (api, tid, t0, t1, args)
-        self.tasks: list[tuple] = []  # rt.trace_drain() records
+        if capacity is None:
+            try:
+                capacity = config.trace_events()
+            except config.ConfigError:  # reported by acl.init; the default meanwhile
+                capacity = config.DEFAULT_TRACE_EVENTS
+        self.capacity = capacity
+        # the most recent calls and tasks: (api, tid, t0, t1, ret, raised, bytes), and
+        # rt.trace_drain() records
+        self.calls: deque[tuple] = deque(maxlen=capacity)
+        self.tasks: deque[tuple] = deque(maxlen=capacity)
         self.threads: dict[int, str] = {}
-        self.dropped_calls = 0
-        self.dropped_tasks = 0
+        self.ncalls = 0  # every call and every drained task seen
+        self.ntasks = 0
+        self.dropped_c = 0  # tasks the C buffer dropped between two drains
+        self.reported = (0, 0)  # the dropped counts of the last events()
         self.closed = False
         rt.trace_enable(True)
         atexit.register(self.write)
@@ -58,23 +73,17 @@ class Tracer:
         if os.getpid() != self.pid:  # a forked child: the trace is the parent's
             return
         tid = threading.get_native_id()
-        info: dict[str, Any] = {}
-        if ret is not None:
-            info["ret"] = ret
-        if raised:
-            info["raised"] = raised
+        nbytes = None
         key = _BYTES_OF.get(api)
         if key and key in names:
             i = names.index(key)
             if i < len(args) and isinstance(args[i], int):
-                info["bytes"] = int(args[i])
+                nbytes = int(args[i])
         with self.lock:
             if tid not in self.threads:
                 self.threads[tid] = threading.current_thread().name
-            if len(self.calls) < MAX_API_EVENTS:
-                self.calls.append((api, tid, t0, t1, info))
-            else:
-                self.dropped_calls += 1
+            self.calls.append((api, tid, t0, t1, ret, raised or None, nbytes))
+            self.ncalls += 1
         if api in ("aclrtSynchronizeStream", "aclrtSynchronizeDevice", "aclrtSynchronizeEvent"):
             self.drain()  # keep the C buffer small
         elif api == "aclFinalize":
@@ -84,7 +93,18 @@ class Tracer:
         records, dropped = rt.trace_drain()
         with self.lock:
             self.tasks.extend(records)
-            self.dropped_tasks = dropped
+            self.ntasks += len(records)
+            self.dropped_c = dropped
+
+    @property
+    def dropped_calls(self) -> int:
+        """API calls seen and no longer kept."""
+        return self.ncalls - len(self.calls)
+
+    @property
+    def dropped_tasks(self) -> int:
+        """Tasks run and not kept: dropped here (the oldest) or by the C buffer."""
+        return self.ntasks - len(self.tasks) + self.dropped_c
 
     # ------------------------------------------------------------------------------ output ----
 
@@ -98,6 +118,8 @@ class Tracer:
             calls = list(self.calls)
             tasks = list(self.tasks)
             threads = dict(self.threads)
+            dropped_calls, dropped_tasks = self.dropped_calls, self.dropped_tasks
+        self.reported = (dropped_calls, dropped_tasks)
         pid = self.pid
         out: list[dict] = [
             {"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
@@ -105,10 +127,26 @@ class Tracer:
             {"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
              "args": {"sort_index": 0}},
         ]
+        if dropped_calls or dropped_tasks:
+            first = min([c[2] for c in calls[:1]] + [t[9] for t in tasks[:1]] or [self.t0])
+            out.append({"ph": "i", "s": "g", "cat": "aclnn-py", "name": "trace truncated",
+                        "pid": pid, "tid": 0, "ts": self._us(first),
+                        "args": {"dropped_api_calls": dropped_calls,
+                                 "dropped_tasks": dropped_tasks,
+                                 "kept_per_kind": self.capacity,
+                                 "why": "the trace keeps the most recent ACLNN_EMU_TRACE_EVENTS "
+                                        "API calls and tasks; older ones were dropped"}})
         for tid, name in sorted(threads.items()):
             out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                         "args": {"name": f"{name} (tid {tid})"}})
-        for api, tid, t0, t1, info in calls:
+        for api, tid, t0, t1, ret, raised, nbytes in calls:
+            info: dict[str, Any] = {}
+            if ret is not None:
+                info["ret"] = ret
+            if raised:
+                info["raised"] = raised
+            if nbytes is not None:
+                info["bytes"] = nbytes
             out.append({"ph": "X", "cat": "api", "name": api, "pid": pid, "tid": tid,
                         "ts": self._us(t0), "dur": max((t1 - t0) / 1000.0, 0.001),
                         "args": info})
@@ -164,9 +202,11 @@ class Tracer:
         """Write the trace file (all the events so far)."""
         if os.getpid() != self.pid:  # a forked child: the file is the parent's
             return
-        doc = {"traceEvents": self.events(), "displayTimeUnit": "ms",
-               "otherData": {"producer": "aclnn-py", "dropped_api_calls": self.dropped_calls,
-                             "dropped_tasks": self.dropped_tasks}}
+        events = self.events()
+        dropped_calls, dropped_tasks = self.reported  # the counts of these events
+        doc = {"traceEvents": events, "displayTimeUnit": "ms",
+               "otherData": {"producer": "aclnn-py", "dropped_api_calls": dropped_calls,
+                             "dropped_tasks": dropped_tasks, "kept_per_kind": self.capacity}}
         tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
             with open(tmp, "w", encoding="utf-8") as fh:

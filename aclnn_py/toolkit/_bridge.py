@@ -17,7 +17,9 @@ traceback.
 
 from __future__ import annotations
 
+import atexit
 import functools
+import sys
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Optional
@@ -145,6 +147,32 @@ def _text(p) -> Optional[str]:
 @_callback("py_ping", 0)
 def ping() -> int:
     return PING_OK
+
+
+@_callback("aclnn-py at exit", 0)
+def at_exit() -> int:
+    """The C program exits (src/ascendcl.cpp's emb_at_exit) in an interpreter the library
+    started, which nobody finalizes: run what Python runs at exit (the registered atexit
+    functions: the trace file, the checkers' last reports, logging's flush), once; then flush
+    the standard streams. After aclFinalize this writes the trace again with the calls since, as
+    a Python program's exit does; reports already given are not repeated."""
+    global _exited
+    with _exit_lock:
+        if _exited:
+            return 0
+        _exited = True
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    return 0
+
+
+_exit_lock = threading.Lock()
+_exited = False
 
 
 # ----------------------------------------------------------------------------- acl.h ------

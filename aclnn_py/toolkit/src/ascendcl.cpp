@@ -138,6 +138,17 @@ static void emb_fork_child(void)
     PyEval_SaveThread(); /* this thread is the child's main thread: keep its state, drop the GIL */
 }
 
+/* exit() or a return from main: the interpreter this library started is never finalized, so
+   Python's exit-time work (the trace file, the checkers' last reports: aclnn_py's atexit
+   functions) runs here, the last C atexit handler registered, so before those registered earlier
+   and before the libraries' destructors; a program that never calls aclFinalize (CANN's
+   CHECK_RET(...; return) pattern) still gets its diagnostics. The bridge runs them once. */
+static void emb_at_exit(void)
+{
+    if (emb_state == EMB_READY && Py_IsInitialized())
+        py_at_exit(); /* cffi takes the GIL */
+}
+
 static void emb_start(void)
 {
     /* libpython's symbols must be global for the extension modules Python imports (numpy, the
@@ -185,8 +196,10 @@ static void emb_start(void)
         emb_state = EMB_FAILED;
         return;
     }
-    if (emb_started_python)
+    if (emb_started_python) {
         pthread_atfork(emb_fork_prepare, emb_fork_parent, emb_fork_child);
+        atexit(emb_at_exit);
+    }
     emb_state = EMB_READY;
 }
 

@@ -6,6 +6,7 @@
  * addresses are plain integers on the Python side, as in pyACL.
  */
 int32_t py_ping(void);
+int32_t py_at_exit(void);
 int32_t py_aclInit(const char *configPath);
 int32_t py_aclFinalize(void);
 char *py_aclGetRecentErrMsg(void);
