@@ -435,3 +435,59 @@ def test_unload_keeps_built_executors_working(dev, stream):
     np.testing.assert_array_equal(dev.download(pz, 4, np.float32), [2] * 4)
     with pytest.raises(CustomOpError, match="not loaded"):
         custom.unload("AddCustomT")
+
+
+def test_stream_destroyed_by_another_thread_with_kernels_queued(loaded, dev):
+    """destroy_stream from another thread while custom kernels are queued: the queued kernels
+    still run (destroy lets them finish), their results are right, nothing hangs."""
+    gate = threading.Event()
+
+    def kernel(x, y, z):
+        gate.wait(5)
+        np.add(x, y, out=z)
+
+    loaded([ADD], {"AddCustomT": kernel})
+    assert acl.rt.set_device(0) == 0
+    st, ret = acl.rt.create_stream()
+    outs = []
+    for i in range(5):
+        _, x = dev.tensor(np.full(64, i, np.float32))
+        pz, z = dev.tensor(np.zeros(64, np.float32))
+        ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+        assert aclnn.aclnnAddCustomT(0, ws, ex, st) == 0
+        outs.append((pz, 2 * i))
+    done = []
+    killer = threading.Thread(target=lambda: done.append(acl.rt.destroy_stream(st)))
+    killer.start()
+    time.sleep(0.05)
+    gate.set()
+    killer.join(30)
+    assert done == [0]
+    for pz, v in outs:
+        np.testing.assert_array_equal(dev.download(pz, 64, np.float32), [v] * 64)
+    assert acl.rt.reset_device(0) == 0
+
+
+def test_executor_destroyed_by_another_thread_during_launches(loaded, dev, stream):
+    """Launch a repeatable executor from one thread while another destroys it: every launch
+    either runs (and is right) or is refused with the destroyed-executor code."""
+    loaded([ADD], {"AddCustomT": add_kernel})
+    _, x = dev.tensor(np.ones(256, np.float32))
+    pz, z = dev.tensor(np.zeros(256, np.float32))
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    codes = []
+
+    def launcher():
+        for _ in range(200):
+            codes.append(aclnn.aclnnAddCustomT(0, ws, ex, stream))
+
+    t = threading.Thread(target=launcher)
+    t.start()
+    time.sleep(0.002)
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+    t.join(60)
+    assert set(codes) <= {0, aclnn.ACLNN_ERR_PARAM_NULLPTR}
+    assert acl.rt.synchronize_stream(stream) == 0
+    acl.get_recent_err_msg()
+    np.testing.assert_array_equal(dev.download(pz, 256, np.float32), [2] * 256)
