@@ -48,7 +48,7 @@ def main(ctx: click.Context) -> None:
 
 # commands that make no runtime calls: with ACLNN_EMU_TRACE set they write no (empty) trace over
 # the one the user's program wrote
-QUIET_COMMANDS = frozenset({"samples", "ops", "codes", "env", "toolkit", "cache"})
+QUIET_COMMANDS = frozenset({"samples", "ops", "codes", "env", "toolkit", "cache", "opgen"})
 
 
 @main.command()
@@ -841,10 +841,11 @@ def bench(op_names, dtype_names, mode_names, shape, dim, threads_text, cache, re
 
 
 def _register_toolkit() -> None:
-    from .toolkit.cli import cache, toolkit
+    from .toolkit.cli import cache, opgen, toolkit
 
     main.add_command(toolkit)
     main.add_command(cache)
+    main.add_command(opgen)
 
 
 _register_toolkit()

@@ -133,6 +133,7 @@ class Kernel(enum.IntEnum):
     CAST = 5
     STRIDED_COPY = 6
     SOFTMAX_EX = 7
+    HOST = 8  # a host function: a custom operator's kernel (aclnn_py.custom)
 
 
 class Accumulation(enum.IntEnum):

@@ -9,6 +9,7 @@ asked for, tensors freed between the phases) the emulator returns a code and a m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Optional
 
 from . import config, dtypes
@@ -32,7 +33,7 @@ class aclOpExecutor:
 
     __slots__ = ("op", "plan", "inputs", "outputs", "in_addrs", "out_addrs", "device",
                  "repeatable", "state", "consumed_by", "templates", "ntasks", "bases",
-                 "ws_slot", "__weakref__")
+                 "ws_slot", "host", "dynamic", "__weakref__")
 
     def __init__(self, op: str, plan: Plan, inputs: list, outputs: list, device: int,
                  templates=None):
@@ -53,6 +54,11 @@ class aclOpExecutor:
         # the base addresses the templates' offsets are relative to: inputs, outputs, workspace
         self.ws_slot = len(inputs) + len(outputs)
         self.bases = rt_launch.new_bases(self.in_addrs + self.out_addrs + [0])
+        # a custom operator's launch (aclnn_py.custom): host(executor, stream handle, blocking)
+        # enqueues its kernel instead of the templates; dynamic: {irIndex: (first, count)},
+        # where a dynamic input's tensors sit among ``inputs``
+        self.host: Optional[Callable] = None
+        self.dynamic: dict = {}
 
     @property
     def accumulation(self) -> Optional[str]:
@@ -193,6 +199,35 @@ def set_tensor_addr(api: str, executor, index, tensor, addr, output: bool) -> in
     return 0
 
 
+def set_dynamic_tensor_addr(executor, ir_index, relative_index, tensors, addr) -> int:
+    """aclSetDynamicTensorAddr: input ``relative_index`` of dynamic input ``ir_index``."""
+    api = "aclSetDynamicTensorAddr"
+    ret = _meta_lookup(api, executor)
+    if ret:
+        return ret
+    from .tensor import aclTensorList
+
+    if tensors is None:
+        return record(api, S.ACLNN_ERR_INNER_NULLPTR, "tensors is null")
+    if not isinstance(tensors, aclTensorList):
+        raise TypeError(f"{api}: tensors must be an aclTensorList, not {type(tensors).__name__}")
+    ir_index = rt.require_int(api, "irIndex", ir_index)  # size_t
+    relative_index = rt.require_int(api, "relativeIndex", relative_index)
+    span = executor.dynamic.get(ir_index)
+    if span is None:
+        which = ", ".join(str(i) for i in sorted(executor.dynamic)) or "none"
+        return record(api, S.ACLNN_ERR_PARAM_INVALID,
+                      f"input {ir_index} of {executor.op} is not a dynamic input (its dynamic "
+                      f"inputs: {which})")
+    first, count = span
+    if not 0 <= relative_index < count or relative_index >= len(tensors):
+        return record(api, S.ACLNN_ERR_PARAM_INVALID,
+                      f"relativeIndex {relative_index} is out of range for dynamic input "
+                      f"{ir_index} of {executor.op}, which holds {count} tensors")
+    return set_tensor_addr(api, executor, first + relative_index,
+                           tensors.tensors[relative_index], addr, False)
+
+
 def _check_rebind(api: str, ex: aclOpExecutor, kind: str, index: int, label: str,
                   bound_tensor: aclTensor, addr: int) -> int:
     """Phase 1's view checks for the tensor at its new address (null, alignment, live device
@@ -264,7 +299,11 @@ def run(api: str, workspace, workspace_size, executor, stream) -> int:
         return config.checked(api, config.launch_blocking)[1]
     slot = ex.ws_slot
     ex.bases[slot] = ws
-    code = _c_launch(st.handle, ex.templates, ex.ntasks, ex.bases, slot + 1, 1 if blocking else 0)
+    if ex.host is None:
+        code = _c_launch(st.handle, ex.templates, ex.ntasks, ex.bases, slot + 1,
+                         1 if blocking else 0)
+    else:
+        code = ex.host(ex, st.handle, blocking)
     if code:
         code = _launch_result(api, st, code, blocking)
         if code == rt_launch.RANGE_NOT_LIVE:  # a tensor was freed: say which

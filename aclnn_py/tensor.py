@@ -1,4 +1,5 @@
-"""aclTensor, aclScalar, aclIntArray: the meta API's objects, and view geometry helpers."""
+"""aclTensor, aclScalar, aclIntArray, aclFloatArray, aclBoolArray, aclTensorList: the meta API's
+objects, and view geometry helpers."""
 
 from __future__ import annotations
 
@@ -125,6 +126,58 @@ class aclIntArray:
         return f"<aclIntArray {list(self.values)}>"
 
 
+class aclFloatArray:
+    """An array of float values (CANN: aclCreateFloatArray(const float *value, uint64_t size));
+    a custom operator's listFloat attribute."""
+
+    __slots__ = ("values", "destroyed")
+
+    def __init__(self, values: tuple[float, ...]):
+        self.values = values
+        self.destroyed = False
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __repr__(self) -> str:
+        return f"<aclFloatArray {list(self.values)}>"
+
+
+class aclBoolArray:
+    """An array of bool values (CANN: aclCreateBoolArray(const bool *value, uint64_t size)); a
+    custom operator's listBool attribute."""
+
+    __slots__ = ("values", "destroyed")
+
+    def __init__(self, values: tuple[bool, ...]):
+        self.values = values
+        self.destroyed = False
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __repr__(self) -> str:
+        return f"<aclBoolArray {list(self.values)}>"
+
+
+class aclTensorList:
+    """A list of tensors (CANN: aclCreateTensorList(const aclTensor *const *value, uint64_t
+    size)); a custom operator's dynamic input. The list holds the tensors, not copies:
+    aclDestroyTensorList destroys them too, as CANN's does."""
+
+    __slots__ = ("tensors", "destroyed")
+
+    def __init__(self, tensors: tuple[aclTensor, ...]):
+        self.tensors = tensors
+        self.destroyed = False
+
+    def __len__(self) -> int:
+        return len(self.tensors)
+
+    def __repr__(self) -> str:
+        return f"<aclTensorList of {len(self.tensors)}>"
+
+
 def _int_seq(api: str, name: str, value) -> tuple[int, ...]:
     """A sequence of int64_t values (``cint.c_int``: values >= 2**63 wrap to negative), or
     TypeError (what C could not compile)."""
@@ -190,6 +243,73 @@ def create_int_array(values):
         record(api, 161001, "value is null")
         return None
     return aclIntArray(_int_seq(api, "values", values))
+
+
+def create_float_array(values):
+    api = "aclCreateFloatArray"
+    if values is None:
+        record(api, 161001, "value is null")
+        return None
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{api}: 'values' must be a sequence of floats, not "
+                        f"{type(values).__name__}")
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
+            raise TypeError(f"{api}: 'values[{i}]' must be a float, not {type(v).__name__}")
+        out.append(float(v))
+    return aclFloatArray(tuple(out))
+
+
+def create_bool_array(values):
+    api = "aclCreateBoolArray"
+    if values is None:
+        record(api, 161001, "value is null")
+        return None
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{api}: 'values' must be a sequence of bools, not "
+                        f"{type(values).__name__}")
+    out = []
+    for i, v in enumerate(values):
+        if not isinstance(v, (bool, int)) or isinstance(v, int) and v not in (0, 1):
+            raise TypeError(f"{api}: 'values[{i}]' must be a bool, not {v!r}")
+        out.append(bool(v))
+    return aclBoolArray(tuple(out))
+
+
+def create_tensor_list(values):
+    api = "aclCreateTensorList"
+    if values is None:
+        record(api, 161001, "value is null")
+        return None
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{api}: 'values' must be a sequence of aclTensor, not "
+                        f"{type(values).__name__}")
+    items = tuple(values)
+    for i, t in enumerate(items):
+        if t is None:
+            record(api, 161001, f"value[{i}] is a null tensor")
+            return None
+        if not isinstance(t, aclTensor):
+            raise TypeError(f"{api}: 'values[{i}]' must be an aclTensor, not "
+                            f"{type(t).__name__}")
+        if t.destroyed:
+            record(api, 161002, f"value[{i}] {t!r} was already destroyed")
+            return None
+    return aclTensorList(items)
+
+
+def destroy_tensor_list(tensor_list) -> int:
+    api = "aclDestroyTensorList"
+    if tensor_list is None:
+        return 0
+    ret = check_handle(api, tensor_list, aclTensorList, "tensor list")
+    if ret:
+        return ret
+    tensor_list.destroyed = True
+    for t in tensor_list.tensors:
+        t.destroyed = True
+    return 0
 
 
 def check_handle(api: str, obj, cls, what: str) -> int:

@@ -33,7 +33,7 @@ SHIMS: set = set()
 ALLOWED_RANGE_CHECKERS: set = set()
 
 RANGE_CHECKS = ("emu_mem_check_range", "emu_mem_range_device")
-RUNTIME_ORDER = ["core", "state", "streams", "memory", "devices", "events", "launch"]
+RUNTIME_ORDER = ["core", "state", "streams", "memory", "devices", "events", "host", "launch"]
 C_MODULES = {"aclnn_py._emu", "aclnn_py._C", "aclnn_py.runtime.core"}
 
 

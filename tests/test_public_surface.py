@@ -67,6 +67,14 @@ META = {
     "aclDestroyAclOpExecutor": ("executor",),
     "aclSetInputTensorAddr": ("executor", "index", "tensor", "addr"),
     "aclSetOutputTensorAddr": ("executor", "index", "tensor", "addr"),
+    # custom operators' arguments (docs/custom_ops.md)
+    "aclCreateFloatArray": ("values",),
+    "aclDestroyFloatArray": ("array",),
+    "aclCreateBoolArray": ("values",),
+    "aclDestroyBoolArray": ("array",),
+    "aclCreateTensorList": ("values",),
+    "aclDestroyTensorList": ("tensor_list",),
+    "aclSetDynamicTensorAddr": ("executor", "ir_index", "relative_index", "tensors", "addr"),
 }
 
 # pyACL's documented signatures (pyACL API reference; docs/runtime.md)
@@ -100,7 +108,8 @@ UTIL = {
     "numpy_to_ptr": ("array",), "bytes_to_ptr": ("data",), "ptr_to_bytes": ("ptr", "size"),
     "ptr_to_numpy": ("ptr", "shape", "npy_type"),
 }
-HANDLES = ("aclTensor", "aclScalar", "aclIntArray", "aclOpExecutor")
+HANDLES = ("aclTensor", "aclScalar", "aclIntArray", "aclFloatArray", "aclBoolArray", "aclTensorList",
+           "aclOpExecutor")
 
 
 def _params(fn) -> tuple[str, ...]:

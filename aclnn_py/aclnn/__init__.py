@@ -23,15 +23,21 @@ from ..enums import (
     aclrtRunMode,
 )
 from ..executor import aclOpExecutor
-from ..tensor import aclIntArray, aclScalar, aclTensor
+from ..tensor import aclBoolArray, aclFloatArray, aclIntArray, aclScalar, aclTensor, aclTensorList
 from ._meta import (
+    aclCreateBoolArray,
+    aclCreateFloatArray,
     aclCreateIntArray,
     aclCreateScalar,
     aclCreateTensor,
+    aclCreateTensorList,
     aclDestroyAclOpExecutor,
+    aclDestroyBoolArray,
+    aclDestroyFloatArray,
     aclDestroyIntArray,
     aclDestroyScalar,
     aclDestroyTensor,
+    aclDestroyTensorList,
     aclGetDataType,
     aclGetFormat,
     aclGetRawTensorAddr,
@@ -42,6 +48,7 @@ from ._meta import (
     aclnnFinalize,
     aclnnInit,
     aclSetAclOpExecutorRepeatable,
+    aclSetDynamicTensorAddr,
     aclSetInputTensorAddr,
     aclSetOutputTensorAddr,
     aclSetRawTensorAddr,
@@ -57,10 +64,13 @@ __all__ = [
     "aclGetStorageShape", "aclGetViewStrides", "aclGetViewOffset", "aclGetFormat",
     "aclGetDataType", "aclGetRawTensorAddr", "aclSetRawTensorAddr",
     "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor", "aclSetInputTensorAddr",
-    "aclSetOutputTensorAddr",
+    "aclSetOutputTensorAddr", "aclSetDynamicTensorAddr", "aclCreateFloatArray",
+    "aclDestroyFloatArray", "aclCreateBoolArray", "aclDestroyBoolArray", "aclCreateTensorList",
+    "aclDestroyTensorList",
     "aclError", "aclnnStatus", "aclDataType", "aclFormat", "aclrtRunMode", "aclrtMemcpyKind",
     "aclrtMemMallocPolicy", "aclrtEventRecordedStatus", "aclrtEventStatus", "aclrtMemAttr",
     "aclrtCallbackBlockType",
-    "aclTensor", "aclScalar", "aclIntArray", "aclOpExecutor",
+    "aclTensor", "aclScalar", "aclIntArray", "aclFloatArray", "aclBoolArray", "aclTensorList",
+    "aclOpExecutor",
 ]
 __all__ += _OPS

@@ -16,7 +16,14 @@ from ..dtypes import aclDataType, aclFormat
 from ..executor import aclOpExecutor
 from ..status import aclError, aclnnStatus
 from ..status import record as _record
-from ..tensor import aclIntArray, aclScalar, aclTensor
+from ..tensor import (
+    aclBoolArray,
+    aclFloatArray,
+    aclIntArray,
+    aclScalar,
+    aclTensor,
+    aclTensorList,
+)
 
 _E = TypeVar("_E", aclDataType, aclFormat)
 _V = TypeVar("_V")
@@ -128,6 +135,48 @@ def aclDestroyIntArray(array: Optional[aclIntArray]) -> int:
     return _t.destroy("aclDestroyIntArray", array, aclIntArray, "array")
 
 
+def aclCreateFloatArray(values: Optional[Sequence[float]]) -> Optional[aclFloatArray]:
+    """aclCreateFloatArray: an array of float values (a custom operator's listFloat attribute).
+
+    Returns the aclFloatArray, or None with a message when values is None (161001). CANN aclnn
+    API reference: aclCreateFloatArray."""
+    return _t.create_float_array(values)
+
+
+def aclDestroyFloatArray(array: Optional[aclFloatArray]) -> int:
+    """aclDestroyFloatArray: releases a float array. Returns 0 (also for None), or 161002 when
+    already destroyed. CANN aclnn API reference: aclDestroyFloatArray."""
+    return _t.destroy("aclDestroyFloatArray", array, aclFloatArray, "array")
+
+
+def aclCreateBoolArray(values: Optional[Sequence[bool]]) -> Optional[aclBoolArray]:
+    """aclCreateBoolArray: an array of bool values (a custom operator's listBool attribute).
+
+    Returns the aclBoolArray, or None with a message when values is None (161001). CANN aclnn
+    API reference: aclCreateBoolArray."""
+    return _t.create_bool_array(values)
+
+
+def aclDestroyBoolArray(array: Optional[aclBoolArray]) -> int:
+    """aclDestroyBoolArray: releases a bool array. Returns 0 (also for None), or 161002 when
+    already destroyed. CANN aclnn API reference: aclDestroyBoolArray."""
+    return _t.destroy("aclDestroyBoolArray", array, aclBoolArray, "array")
+
+
+def aclCreateTensorList(values: Optional[Sequence[aclTensor]]) -> Optional[aclTensorList]:
+    """aclCreateTensorList: a list of tensors (a custom operator's dynamic input).
+
+    Returns the aclTensorList, or None with a message: 161001 for None or a None element,
+    161002 for a destroyed tensor. CANN aclnn API reference: aclCreateTensorList."""
+    return _t.create_tensor_list(values)
+
+
+def aclDestroyTensorList(tensor_list: Optional[aclTensorList]) -> int:
+    """aclDestroyTensorList: releases a tensor list and its tensors. Returns 0 (also for None),
+    or 161002 when already destroyed. CANN aclnn API reference: aclDestroyTensorList."""
+    return _t.destroy_tensor_list(tensor_list)
+
+
 def aclGetViewShape(tensor: Optional[aclTensor]) -> tuple[Optional[list[int]], int]:
     """aclGetViewShape: ``(view_dims, ret)``; ``(None, 161001)`` for None, ``(None, 161002)``
     for a destroyed tensor. CANN aclnn API reference: aclGetViewShape."""
@@ -221,6 +270,19 @@ def aclSetInputTensorAddr(executor: Optional[aclOpExecutor], index: SupportsInde
     return _ex.set_tensor_addr("aclSetInputTensorAddr", executor, index, tensor, addr, False)
 
 
+def aclSetDynamicTensorAddr(executor: Optional[aclOpExecutor], ir_index: SupportsIndex,
+                            relative_index: SupportsIndex, tensors: Optional[aclTensorList],
+                            addr: Optional[SupportsIndex]) -> int:
+    """aclSetDynamicTensorAddr: re-binds tensor ``relative_index`` of the dynamic input
+    ``ir_index`` (its position among the operator's inputs in its definition) of a repeatable
+    custom-operator executor to ``addr``.
+
+    Returns 0; 561103 for a None executor or list; 561000 for a consumed or destroyed executor;
+    161002 for a non-repeatable executor, an input that is not dynamic, an index out of range or
+    an address that fails phase 1's checks. CANN aclnn API reference: aclSetDynamicTensorAddr."""
+    return _ex.set_dynamic_tensor_addr(executor, ir_index, relative_index, tensors, addr)
+
+
 def aclSetOutputTensorAddr(executor: Optional[aclOpExecutor], index: SupportsIndex,
                            tensor: Optional[aclTensor], addr: Optional[SupportsIndex]) -> int:
     """aclSetOutputTensorAddr: re-binds output ``index`` of a repeatable executor to ``addr``.
@@ -238,5 +300,7 @@ __all__ = [
     "aclGetStorageShape", "aclGetViewStrides", "aclGetViewOffset", "aclGetFormat",
     "aclGetDataType", "aclGetRawTensorAddr", "aclSetRawTensorAddr",
     "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor", "aclSetInputTensorAddr",
-    "aclSetOutputTensorAddr",
+    "aclSetOutputTensorAddr", "aclSetDynamicTensorAddr", "aclCreateFloatArray",
+    "aclDestroyFloatArray", "aclCreateBoolArray", "aclDestroyBoolArray", "aclCreateTensorList",
+    "aclDestroyTensorList",
 ]

@@ -14,6 +14,7 @@ Modules, each depending only on those above it:
 - ``memory``: device and host memory, copies and fills, the one device range check;
 - ``devices``: acl.init / finalize, devices, contexts, the run mode;
 - ``events``: events;
+- ``host``: host kernels (a custom operator's Python kernel as a stream task);
 - ``launch``: executor launches (a plan's C task templates, bound and enqueued in one call).
 
 ``num_threads`` / ``set_num_threads`` (from ``core``) read and set the kernel thread count;
@@ -27,7 +28,7 @@ here: ``from aclnn_py import runtime as rt; rt.malloc(...)``.
 from __future__ import annotations
 
 from ..status import aclError as E
-from . import core, devices, events, memory, state, streams
+from . import core, devices, events, host, memory, state, streams  # noqa: F401
 from .devices import (
     create_context,
     destroy_context,
@@ -53,6 +54,7 @@ from .events import (
     stream_wait_event,
     synchronize_event,
 )
+from .host import range_device_locked, set_host_kernel, submit_host
 from .memory import (
     HOST_ADDRESS_END,
     MEMCPY_D2D,
@@ -142,6 +144,8 @@ __all__ = [
     "num_threads", "set_num_threads",
     # aclnn-py bench
     "isa_name", "llc_bytes", "floor_call", "floor_hardsigmoid_call", "probe_call",
+    # host kernels (aclnn_py.custom)
+    "set_host_kernel", "submit_host", "range_device_locked",
     # the trace (ACLNN_EMU_TRACE)
     "trace_enable", "trace_drain", "now_ns",
     # memory

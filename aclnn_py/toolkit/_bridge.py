@@ -30,7 +30,14 @@ from .. import acl, aclnn, dtypes
 from ..executor import READY, aclOpExecutor
 from ..ops import REGISTRY
 from ..status import aclError, aclnnStatus, record
-from ..tensor import aclIntArray, aclScalar, aclTensor
+from ..tensor import (
+    aclBoolArray,
+    aclFloatArray,
+    aclIntArray,
+    aclScalar,
+    aclTensor,
+    aclTensorList,
+)
 
 PING_OK = 0x5AAC1  # py_ping's answer once the bridge is installed (src/ascendcl.cpp)
 
@@ -578,3 +585,182 @@ def install(embedded_ffi, embedded_lib) -> None:
 def callback_names() -> list[str]:
     return sorted(CALLBACKS)
 
+
+
+# ----------------------------------------------------- lists, arrays, custom operators -----
+# (aclTensorList, aclFloatArray, aclBoolArray, aclSetDynamicTensorAddr; the generic phase 1 of
+# the custom operators' libcust_opapi.so, aclnn_py/toolkit/opgen.py)
+
+TENSOR_LISTS = Handles(5, "aclTensorList", "aclCreateTensorList", aclTensorList)
+FLOAT_ARRAYS = Handles(6, "aclFloatArray", "aclCreateFloatArray", aclFloatArray)
+BOOL_ARRAYS = Handles(7, "aclBoolArray", "aclCreateBoolArray", aclBoolArray)
+_LIST_TENSORS: dict[int, list[int]] = {}  # a tensor list's handle -> its tensors' handles
+MAX_LIST = 1 << 16
+
+
+def _destroy_list(tensor_list) -> int:
+    ret = aclnn.aclDestroyTensorList(tensor_list)
+    if ret == 0 and tensor_list is not None:
+        for h in _LIST_TENSORS.pop(id(tensor_list), []):
+            TENSORS.retire(h)
+    return ret
+
+
+_DESTROY.update({
+    "aclDestroyTensorList": (TENSOR_LISTS, "tensor list", _destroy_list),
+    "aclDestroyFloatArray": (FLOAT_ARRAYS, "array", aclnn.aclDestroyFloatArray),
+    "aclDestroyBoolArray": (BOOL_ARRAYS, "array", aclnn.aclDestroyBoolArray),
+})
+
+
+def _count(api: str, n: int) -> Optional[int]:
+    if n > MAX_LIST:
+        record(api, ACLNN_ERR_PARAM_INVALID, f"size {n} is larger than {MAX_LIST}")
+        return None
+    return n
+
+
+@_callback("aclCreateTensorList", 0)
+def aclCreateTensorList(value_p, size: int) -> int:
+    api = "aclCreateTensorList"
+    if value_p == ffi.NULL:
+        return 0 if aclnn.aclCreateTensorList(None) is None else 0
+    if _count(api, size) is None:
+        return 0
+    handles = list(ffi.unpack(value_p, size))
+    tensors = []
+    for i, h in enumerate(handles):
+        if h == 0:
+            record(api, ACLNN_ERR_PARAM_NULLPTR, f"value[{i}] is a null tensor")
+            return 0
+        try:
+            tensors.append(TENSORS.get(f"value[{i}]", h))
+        except Unknown as exc:
+            record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
+            return 0
+    tensor_list = aclnn.aclCreateTensorList(tensors)
+    if tensor_list is None:
+        return 0
+    _LIST_TENSORS[id(tensor_list)] = handles
+    return TENSOR_LISTS.add(tensor_list)
+
+
+@_callback("aclCreateFloatArray", 0)
+def aclCreateFloatArray(value_p, size: int) -> int:
+    api = "aclCreateFloatArray"
+    if value_p != ffi.NULL and _count(api, size) is None:
+        return 0
+    values = None if value_p == ffi.NULL else list(ffi.unpack(value_p, size))
+    array = aclnn.aclCreateFloatArray(values)
+    return 0 if array is None else FLOAT_ARRAYS.add(array)
+
+
+@_callback("aclCreateBoolArray", 0)
+def aclCreateBoolArray(value_p, size: int) -> int:
+    api = "aclCreateBoolArray"
+    if value_p != ffi.NULL and _count(api, size) is None:
+        return 0
+    values = None if value_p == ffi.NULL else [b != 0 for b in ffi.unpack(value_p, size)]
+    array = aclnn.aclCreateBoolArray(values)
+    return 0 if array is None else BOOL_ARRAYS.add(array)
+
+
+@_callback("aclSetDynamicTensorAddr", ACLNN_ERR_INNER)
+def aclSetDynamicTensorAddr(handle: int, ir_index: int, relative_index: int, list_h: int,
+                            addr: int) -> int:
+    api = "aclSetDynamicTensorAddr"
+    executor, ret = _executor(api, handle, ACLNN_ERR_INNER)
+    if ret:
+        return ret
+    try:
+        tensors = TENSOR_LISTS.get("tensors", list_h)
+    except Unknown as exc:
+        return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
+    return aclnn.aclSetDynamicTensorAddr(executor, ir_index, relative_index, tensors, addr)
+
+
+_VENDORS: dict[str, dict] = {}  # a vendor directory -> its operators, loaded once
+_vendor_lock = threading.Lock()
+
+
+def _vendor_ops(vendor: str) -> dict:
+    """The custom operators of a package built by ``aclnn-py opgen`` (``vendor`` is its
+    ``vendors/<name>`` directory, found by libcust_opapi.so from its own path), loaded into the
+    emulator on first use."""
+    from .. import custom
+    from .opgen import read_package
+
+    with _vendor_lock:
+        ops = _VENDORS.get(vendor)
+        if ops is None:
+            sources, descs, kernels = read_package(vendor)
+            have = custom.loaded()
+            fresh = [s for s, d in zip(sources, descs) if d.op not in have]
+            if fresh:
+                custom.load(fresh, kernels)
+            ops = _VENDORS[vendor] = {d.op: d for d in descs}
+    return ops
+
+
+@_callback("custom_phase1", ACLNN_ERR_INNER)
+def custom_phase1(vendor_p, op_p, nargs: int, args_p, ws_out, ex_out) -> int:
+    """A custom operator's aclnnXxxGetWorkspaceSize (libcust_opapi.so): its arguments in the
+    generated order as uintptr_t words (handles; int64_t and double bits; bool 0/1; char *)."""
+    import struct
+
+    op = ffi.string(op_p).decode()
+    api = f"aclnn{op}GetWorkspaceSize"
+    from .. import custom
+
+    try:
+        _vendor_ops(ffi.string(vendor_p).decode("utf-8", "surrogateescape"))
+    except custom.CustomOpError as exc:
+        return record(api, ACLNN_ERR_INNER, f"cannot load the custom operator package: {exc}")
+    c = custom.loaded().get(op)
+    if c is None:
+        return record(api, ACLNN_ERR_INNER, f"{op} is not in its custom operator package")
+    desc = c.desc
+    words = list(ffi.unpack(args_p, nargs))
+    if nargs != len(desc.inputs) + len(desc.attrs) + len(desc.outputs):
+        return record(api, ACLNN_ERR_INNER, f"{op}: {nargs} arguments from C, the definition "
+                      "has a different count (a library and a definition of two builds?)")
+    args: list = []
+    k = 0
+    try:
+        for p in desc.inputs:
+            h = words[k]
+            k += 1
+            table = TENSOR_LISTS if p.param_type == "dynamic" else TENSORS
+            args.append(table.get(p.name, h))
+        for a in desc.attrs:
+            w = words[k]
+            k += 1
+            if a.type == "int":
+                args.append(w - (1 << 64) if w >= 1 << 63 else w)
+            elif a.type == "float":
+                args.append(struct.unpack("<d", struct.pack("<Q", w))[0])
+            elif a.type == "bool":
+                args.append(bool(w))
+            elif a.type == "str":
+                args.append(None if w == 0 else
+                            ffi.string(ffi.cast("char *", w)).decode("utf-8", "replace"))
+            else:
+                table = {"listInt": INT_ARRAYS, "listFloat": FLOAT_ARRAYS,
+                         "listBool": BOOL_ARRAYS}[a.type]
+                args.append(table.get(a.name, w))
+        for p in desc.outputs:
+            args.append(TENSORS.get(p.name, words[k]))
+            k += 1
+    except Unknown as exc:
+        return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
+    size, executor, ret = c.get_workspace_size(*args)
+    if ret:
+        return ret
+    if ws_out == ffi.NULL or ex_out == ffi.NULL:
+        if executor is not None:
+            aclnn.aclDestroyAclOpExecutor(executor)
+        return record(api, ACLNN_ERR_PARAM_NULLPTR,
+                      f"{'workspaceSize' if ws_out == ffi.NULL else 'executor'} is null")
+    ws_out[0] = size
+    ex_out[0] = EXECUTORS.add(executor)
+    return 0

@@ -253,7 +253,17 @@ def _write_set_env(root: Path, final: Path) -> None:
         "export LD_LIBRARY_PATH=\"${ASCEND_HOME_PATH}/lib64"
         "${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}\"\n"
         f"export PYTHONPATH=\"${{ASCEND_HOME_PATH}}/{SHIM.as_posix()}"
-        "${PYTHONPATH:+:${PYTHONPATH}}\"\n")
+        "${PYTHONPATH:+:${PYTHONPATH}}\"\n"
+        "# custom operator packages (aclnn-py opgen) named by ASCEND_CUSTOM_OPP_PATH: their\n"
+        "# op_api/lib, so that programs linked with -lcust_opapi find it\n"
+        "_aclnn_py_ifs=\"$IFS\"; IFS=:\n"
+        "for _aclnn_py_v in ${ASCEND_CUSTOM_OPP_PATH:-}; do\n"
+        "  if [ -d \"$_aclnn_py_v/op_api/lib\" ]; then\n"
+        "    LD_LIBRARY_PATH=\"$_aclnn_py_v/op_api/lib:$LD_LIBRARY_PATH\"\n"
+        "  fi\n"
+        "done\n"
+        "IFS=\"$_aclnn_py_ifs\"; unset _aclnn_py_ifs _aclnn_py_v\n"
+        "export LD_LIBRARY_PATH\n")
 
 
 def _shim_source(package: Path = PACKAGE) -> str:

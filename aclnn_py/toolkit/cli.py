@@ -57,19 +57,68 @@ def compile_sample(name: str, toolkit: Path) -> Path:
     return exe
 
 
+def custom_samples() -> dict[str, Path]:
+    """The bundled custom operator samples (samples/custom/NAME: NAME.json, NAME.py with the
+    kernel, main.cpp the host program)."""
+    root = sample_dir().parent / "custom"
+    return {p.name: p for p in sorted(root.glob("*")) if (p / "main.cpp").is_file()}
+
+
+def _custom_package(name: str, toolkit: Path) -> tuple[Path, Path]:
+    """(the vendor directory of sample ``name``'s package, its host program), built once per
+    toolkit and sample files (aclnn-py opgen, then the host program's g++ line)."""
+    from ..custom import CustomOpError
+    from .opgen import generate
+
+    src = custom_samples()[name]
+    files = [src / f"{name}.json", src / f"{name}.py", src / "main.cpp"]
+    h = hashlib.sha256(str(toolkit).encode())
+    for f in files:
+        h.update(f.read_bytes())
+    out = cache_root() / "custom" / f"{name}-{h.hexdigest()[:16]}"
+    vendor = out / "vendors" / "customize"
+    exe = out / name
+    if exe.exists():
+        return vendor, exe
+    try:
+        generate([files[0]], files[1], out)
+    except CustomOpError as exc:
+        raise ToolkitError(str(exc)) from None
+    inc = toolkit / "include"
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}-", dir=out)
+    os.close(fd)
+    cmd = [*compiler(), str(files[2]), f"-I{inc}", f"-I{vendor / 'op_api' / 'include'}",
+           f"-L{toolkit / 'lib64'}", f"-L{vendor / 'op_api' / 'lib'}", "-lascendcl",
+           "-lcust_opapi", "-lacl_op_compiler", "-lnnopbase", "-o", tmp]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        os.unlink(tmp)
+        raise ToolkitError(f"compiling {files[2]} failed:\n{proc.stdout}{proc.stderr}")
+    os.replace(tmp, exe)
+    return vendor, exe
+
+
 def run_cpp(name: str, args: tuple = ()) -> int:
     """Build (once) and run bundled C++ sample ``name``; its output goes to this process's
     stdout/stderr. Returns its exit code."""
-    if name not in cpp_samples():
+    known = {**cpp_samples(), **custom_samples()}
+    if name not in known:
         raise click.UsageError(f"{name!r} is not a bundled C++ sample. Samples: "
-                               f"{', '.join(cpp_samples()) or 'none'}")
+                               f"{', '.join(known) or 'none'}")
     try:
         toolkit = ensure_toolkit()
-        exe = compile_sample(name, toolkit)
+        if name in custom_samples():
+            vendor, exe = _custom_package(name, toolkit)
+            env = toolkit_env(toolkit)
+            env["ASCEND_CUSTOM_OPP_PATH"] = str(vendor)
+            env["LD_LIBRARY_PATH"] = f"{vendor / 'op_api' / 'lib'}:{env['LD_LIBRARY_PATH']}"
+        else:
+            exe = compile_sample(name, toolkit)
+            env = toolkit_env(toolkit)
     except ToolkitError as exc:
         raise click.ClickException(str(exc)) from None
     sys.stdout.flush()
-    return subprocess.run([str(exe), *args], env=toolkit_env(toolkit)).returncode
+    return subprocess.run([str(exe), *args], env=env).returncode
 
 
 @click.command()
@@ -131,7 +180,7 @@ def cache_entries() -> list[tuple[Path, str]]:
             kind = "current toolkit"
         elif p.name.startswith("toolkit-"):
             kind = "stale toolkit"
-        elif p.name == "samples":
+        elif p.name in ("samples", "custom"):  # C++ samples; custom operator samples
             kind = "compiled samples"
         elif p.name.startswith((".build-", ".old-")):
             kind = "unfinished build"
@@ -227,3 +276,48 @@ def clean(everything: bool) -> None:
         removed += 1
     click.echo(f"removed {removed} entr{'y' if removed == 1 else 'ies'}, {_human(freed)} freed "
                f"({cache_root()})")
+
+
+@click.command()
+@click.argument("definitions", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--kernels", "kernels", required=True, type=click.Path(dir_okay=False),
+              help="A Python module whose function <op_snake_case> (e.g. add_custom) is each "
+                   "operator's NumPy kernel.")
+@click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
+              help="Where to write vendors/<vendor>/...")
+@click.option("--vendor", default="customize", show_default=True,
+              help="The vendor directory name, as CANN's custom operator packages have.")
+def opgen(definitions: tuple, kernels: str, output: str, vendor: str) -> None:
+    """Build a custom operator package from msOpGen DEFINITIONS and NumPy kernels.
+
+    \b
+    Writes, laid out as CANN's custom operator packages:
+      OUTPUT/vendors/VENDOR/op_api/include/aclnn_<op>.h   the generated two-phase API
+      OUTPUT/vendors/VENDOR/op_api/lib/libcust_opapi.so   its library
+      OUTPUT/vendors/VENDOR/bin/set_env.bash              ASCEND_CUSTOM_OPP_PATH, LD_LIBRARY_PATH
+    Then, for a CANN host program such as AclNNInvocationNaive:
+
+    \b
+      export ASCEND_CUSTOM_OPP_PATH=OUTPUT/vendors/VENDOR
+      source "$(aclnn-py toolkit)/set_env.sh"
+      g++ main.cpp -I$ASCEND_HOME_PATH/include -I$ASCEND_CUSTOM_OPP_PATH/op_api/include \\
+          -L$ASCEND_HOME_PATH/lib64 -L$ASCEND_CUSTOM_OPP_PATH/op_api/lib \\
+          -lascendcl -lcust_opapi -lacl_op_compiler -lnnopbase -o main
+
+    Prints the vendor directory. See docs/custom_ops.md.
+    """
+    from ..custom import CustomOpError
+    from .opgen import generate
+
+    for path in (*definitions, kernels):
+        if not os.path.isfile(path):
+            raise click.BadParameter(f"{path!r}: no such file",
+                                     param_hint="'--kernels'" if path == kernels
+                                     else "'DEFINITIONS'")
+    try:
+        root = generate(list(definitions), kernels, output, vendor)
+    except CustomOpError as exc:
+        raise click.ClickException(str(exc)) from None
+    except ToolkitError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(str(root))

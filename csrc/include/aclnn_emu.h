@@ -246,7 +246,8 @@ void emu_host_free(uintptr_t ptr);
 #define EMU_K_CAST 5
 #define EMU_K_STRIDED_COPY 6
 #define EMU_K_SOFTMAX_EX 7
-#define EMU_K_COUNT 8
+#define EMU_K_HOST 8        /* a host function: a custom operator's Python kernel (see below) */
+#define EMU_K_COUNT 9
 
 /* Status codes the C core returns (CANN's values; tests check them against aclnn_py.status). */
 #define EMU_ACL_ERROR_INVALID_PARAM 100000
@@ -289,6 +290,10 @@ typedef struct emu_copy_args {
     int64_t dst_strides[8];
 } emu_copy_args;
 
+typedef struct emu_host_args {
+    uint64_t token;     /* what emu_set_host_kernel's function is called with */
+} emu_host_args;
+
 typedef struct emu_range {
     uintptr_t ptr;      /* device bytes the task touches, checked again when it runs */
     uint64_t nbytes;
@@ -312,6 +317,7 @@ typedef struct emu_task {
         emu_cast_args cast;
         emu_copy_args copy;
         emu_softmax_ex_args softmax_ex;
+        emu_host_args host;
     } k;                /* EMU_TASK_KERNEL: the kernel family's parameters */
     int64_t n;          /* bytes (memcpy, memset), µs (sleep) */
     int32_t value;      /* memset byte */
@@ -360,6 +366,18 @@ int emu_event_elapsed_ms(uintptr_t start, uintptr_t end, float *ms);
     /* 0; 107006 if either was never recorded; 507006 if either is not complete */
 
 double emu_now_ms(void);
+
+/* Host kernels (EMU_K_HOST tasks): the stream that reaches one calls fn(token, msg, msglen)
+   under the allocation table's read lock (so no allocation is freed meanwhile; fn must not call
+   the runtime's memory functions, which take that lock: emu_mem_range_device_locked is the one
+   it may use). 0 = done; anything else = the kernel failed, msg holds why (the stream's fault
+   is then ACL_ERROR_RT_AICORE_EXCEPTION). A task skipped because an earlier task of its stream
+   faulted calls fn(token, NULL, 0), so that the caller can release what the token names. No
+   function set: every host task faults. */
+typedef int (*emu_host_fn)(uint64_t token, char *msg, int msglen);
+void emu_set_host_kernel(emu_host_fn fn);
+int64_t emu_mem_range_device_locked(uintptr_t addr, uint64_t nbytes);
+    /* emu_mem_range_device for a caller that holds the read lock (a host kernel) */
 
 /* Tracing (stream.c; ACLNN_EMU_TRACE). While emu_trace_enable(1) is in effect, every task a
    stream runs leaves one record: when it was enqueued (and by which thread), when it started and

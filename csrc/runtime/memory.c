@@ -447,6 +447,13 @@ int64_t emu_mem_range_device(uintptr_t addr, uint64_t nbytes)
     return rc == EMU_MEM_OK ? device : -rc;
 }
 
+int64_t emu_mem_range_device_locked(uintptr_t addr, uint64_t nbytes)
+{
+    int32_t device = -1;
+    int rc = emu_mem_check_range_locked(addr, nbytes, &device);
+    return rc == EMU_MEM_OK ? device : -rc;
+}
+
 int emu_mem_is_device(uintptr_t addr)
 {
     emu_mem_read_lock();

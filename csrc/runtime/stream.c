@@ -177,6 +177,35 @@ static const kernel_fn kernel_table[EMU_K_COUNT] = {
     [EMU_K_SOFTMAX_EX] = k_softmax_ex,
 };
 
+/* the host kernel function (emu_set_host_kernel); read by every host task */
+static emu_host_fn host_kernel;
+
+void emu_set_host_kernel(emu_host_fn fn)
+{
+    __atomic_store_n(&host_kernel, fn, __ATOMIC_RELEASE);
+}
+
+static int run_host(const emu_task *t, char *msg, int msglen)
+{
+    emu_host_fn fn = __atomic_load_n(&host_kernel, __ATOMIC_ACQUIRE);
+    msg[0] = '\0';
+    if (!fn) {
+        snprintf(msg, (size_t)msglen, "%s: %s: no host kernel function is set", t->op, t->step);
+        return -1;
+    }
+    int rc = fn(t->k.host.token, msg, msglen);
+    if (rc != 0 && msg[0] == '\0')
+        snprintf(msg, (size_t)msglen, "%s: %s: the host kernel failed (%d)", t->op, t->step, rc);
+    return rc;
+}
+
+static void skip_host(const emu_task *t)
+{
+    emu_host_fn fn = __atomic_load_n(&host_kernel, __ATOMIC_ACQUIRE);
+    if (fn && t->type == EMU_TASK_KERNEL && t->kernel == EMU_K_HOST)
+        fn(t->k.host.token, NULL, 0);
+}
+
 static int run_kernel(const emu_task *t)
 {
     if (t->kernel <= 0 || t->kernel >= EMU_K_COUNT || !kernel_table[t->kernel])
@@ -210,7 +239,10 @@ static int run_data_task(const emu_task *t, char *msg, int msglen)
     }
     switch (t->type) {
     case EMU_TASK_KERNEL:
-        if (run_kernel(t) != 0) {
+        if (t->kernel == EMU_K_HOST) {
+            if (run_host(t, msg, msglen) != 0)
+                rc = code;
+        } else if (run_kernel(t) != 0) {
             snprintf(msg, (size_t)msglen,
                      "%s: %s: the kernel does not implement dtype %d -> %d", t->op, t->step,
                      t->dtype, t->dtype2);
@@ -271,8 +303,10 @@ static int run_task(emu_stream *s, const emu_task *t)
     pthread_mutex_lock(&s->mu);
     int faulted = s->fault != 0;
     pthread_mutex_unlock(&s->mu);
-    if (faulted)
+    if (faulted) {
+        skip_host(t);
         return -1; /* skipped: an earlier task of this stream failed */
+    }
     char msg[EMU_MSG_LEN];
     int rc = run_data_task(t, msg, sizeof msg);
     if (rc != 0) {

@@ -647,3 +647,73 @@ aclFloat16 aclFloatToFloat16(float value)
         h += 1;
     return (aclFloat16)(sign | h);
 }
+
+/* -------------------------------------------- tensor lists, float and bool arrays -------- */
+
+aclTensorList *aclCreateTensorList(const aclTensor *const *value, uint64_t size)
+{
+    PTR_READY();
+    if (!value)
+        return (aclTensorList *)py_aclCreateTensorList(NULL, size);
+    if (size > (1u << 16))
+        return (aclTensorList *)py_aclCreateTensorList((const uintptr_t *)value, size); /* refused there */
+    uintptr_t *handles = (uintptr_t *)malloc(sizeof(uintptr_t) * (size ? size : 1));
+    if (!handles)
+        return NULL;
+    for (uint64_t i = 0; i < size; i++)
+        handles[i] = U(value[i]);
+    aclTensorList *out = (aclTensorList *)py_aclCreateTensorList(handles, size);
+    free(handles);
+    return out;
+}
+
+aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size)
+{
+    PTR_READY();
+    return (aclFloatArray *)py_aclCreateFloatArray(value, size);
+}
+
+aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size)
+{
+    PTR_READY();
+    /* bool is one byte holding 0 or 1 in the C and C++ ABIs of every target the toolkit builds for */
+    return (aclBoolArray *)py_aclCreateBoolArray((const uint8_t *)value, size);
+}
+
+aclnnStatus aclDestroyTensorList(const aclTensorList *array) { NN_READY(); return py_aclDestroy("aclDestroyTensorList", U(array)); }
+aclnnStatus aclDestroyFloatArray(const aclFloatArray *array) { NN_READY(); return py_aclDestroy("aclDestroyFloatArray", U(array)); }
+aclnnStatus aclDestroyBoolArray(const aclBoolArray *array) { NN_READY(); return py_aclDestroy("aclDestroyBoolArray", U(array)); }
+
+aclnnStatus aclSetDynamicTensorAddr(aclOpExecutor *executor, size_t irIndex, const size_t relativeIndex,
+                                    aclTensorList *tensors, void *addr)
+{
+    NN_READY();
+    return py_aclSetDynamicTensorAddr(U(executor), irIndex, relativeIndex, U(tensors), U(addr));
+}
+
+/* ------------------------------------------------------- custom operators (opgen) -------- */
+/* The generated libcust_opapi.so (aclnn_py/toolkit/opgen.py) forwards each operator's two
+   phases here: its arguments as words in the generated order, its package directory (found from
+   its own path) and the operator's name. Not part of CANN's API. */
+
+extern "C" __attribute__((visibility("default"))) aclnnStatus
+aclnnEmuCustomGetWorkspaceSize(const char *vendor, const char *op, int32_t nargs, const uintptr_t *args,
+                               uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    NN_READY();
+    uintptr_t h = 0;
+    uint64_t ws = 0;
+    aclnnStatus ret = py_custom_phase1(vendor, op, nargs, args, workspaceSize ? &ws : NULL, executor ? &h : NULL);
+    if (ret == 0) {
+        *workspaceSize = ws;
+        *executor = (aclOpExecutor *)h;
+    }
+    return ret;
+}
+
+extern "C" __attribute__((visibility("default"))) aclnnStatus
+aclnnEmuCustomRun(const char *api, void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+                  aclrtStream stream)
+{
+    return emb_phase2(api, workspace, workspaceSize, executor, stream);
+}

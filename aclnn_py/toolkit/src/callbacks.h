@@ -56,3 +56,8 @@ int32_t py_aclExecutorCall(const char *api, uintptr_t executor);
 int32_t py_aclSetTensorAddr(const char *api, uintptr_t executor, size_t index, uintptr_t tensor, uintptr_t addr);
 int32_t py_phase1(const char *api, int32_t ntensors, const uintptr_t *tensors, int64_t dim, uint64_t *workspaceSize, uintptr_t *executor);
 int32_t py_phase2(const char *api, uintptr_t workspace, uint64_t workspaceSize, uintptr_t executor, uintptr_t stream);
+uintptr_t py_aclCreateTensorList(const uintptr_t *value, uint64_t size);
+uintptr_t py_aclCreateFloatArray(const float *value, uint64_t size);
+uintptr_t py_aclCreateBoolArray(const uint8_t *value, uint64_t size);
+int32_t py_aclSetDynamicTensorAddr(uintptr_t executor, size_t irIndex, size_t relativeIndex, uintptr_t tensors, uintptr_t addr);
+int32_t py_custom_phase1(const char *vendor, const char *op, int32_t nargs, const uintptr_t *args, uint64_t *workspaceSize, uintptr_t *executor);

@@ -1,0 +1,493 @@
+"""Custom operators (docs/custom_ops.md): msOpGen definitions plus NumPy kernels become two-phase
+aclnn operators. Expected values are NumPy float64 computations of the operators' formulas and
+CANN's documented codes (161001 for a null required tensor, 161002 for an unlisted dtype/format
+combination); the kernels under test are the users' side, so the tests check what the emulator
+does around them: argument checks, executors, streams, faults, threads."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+from conftest import H2D
+
+from aclnn_py import acl, aclnn, custom
+from aclnn_py.custom import CustomOpError
+
+ADD = {"op": "AddCustomT", "input_desc": [
+    {"name": "x", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]},
+    {"name": "y", "param_type": "required", "format": ["ND", "ND"], "type": ["float16", "fp32"]}],
+    "output_desc": [
+    {"name": "z", "param_type": "required", "format": ["ND", "ND"], "type": ["half", "float32"]}]}
+
+
+def add_kernel(x, y, z):
+    np.add(x, y, out=z)
+
+
+@pytest.fixture
+def loaded():
+    """Loads definitions for one test and unloads them afterwards."""
+    names: list[str] = []
+
+    def load(definition, kernels):
+        ops = custom.load(definition, kernels)
+        names.extend(o.name for o in ops)
+        return ops
+
+    yield load
+    for n in names:
+        if n in custom.loaded():
+            custom.unload(n)
+
+
+def copy_of(d: dict, **changes) -> dict:
+    out = json.loads(json.dumps(d))
+    out.update(changes)
+    return out
+
+
+# ------------------------------------------------------------------- definitions ------
+
+
+def test_load_from_path_string_and_list(loaded, tmp_path):
+    path = tmp_path / "add.json"
+    path.write_text(json.dumps([ADD]))
+    for i, definition in enumerate((path, str(path), json.dumps([ADD]), [ADD])):
+        op = loaded(copy_of(ADD, op=f"AddCustomT{i}") if i else definition, {
+            f"AddCustomT{i}" if i else "AddCustomT": add_kernel})[0]
+        assert hasattr(aclnn, op.desc.api + "GetWorkspaceSize") and hasattr(aclnn, op.desc.api)
+    parsed = custom.parse(path)[0]
+    assert parsed.snake == "add_custom_t" and parsed.c_names() == ["x", "y", "out"]
+    assert [(int(a), int(b)) for (a, b) in [c[0] for c in parsed.combinations()]] == \
+        [(int(acl.ACL_FLOAT16), int(acl.ACL_FORMAT_ND)), (int(acl.ACL_FLOAT), 2)]
+
+
+def test_snake_and_camel_names():
+    assert custom.snake_case("AddCustom") == "add_custom"
+    assert custom.snake_case("LeakyReluCustom") == "leaky_relu_custom"
+    assert custom.snake_case("MatMulV2Custom") == "mat_mul_v2_custom"
+    assert custom.camel("negative_slope") == "negativeSlope"
+    d = custom.parse([{"op": "LeakyReluCustom", "input_desc": [
+        {"name": "x", "param_type": "required", "type": ["float"]},
+        {"name": "bias", "param_type": "optional", "type": ["float"]}],
+        "output_desc": [{"name": "y", "type": ["float"]}, {"name": "mask", "type": ["bool"]}],
+        "attr": [{"name": "negative_slope", "param_type": "optional", "type": "float",
+                  "default_value": "0.0"}]}])[0]
+    assert d.c_names() == ["x", "biasOptional", "negativeSlope", "y", "mask"]
+
+
+BAD_DEFINITIONS = [
+    ("[{", "not valid JSON"),
+    ('{"op": 3}', "operator 0.op"),
+    ([copy_of(ADD, op="lowerCase")], "capital letter"),
+    ([copy_of(ADD, input_desc=[{"name": "x", "type": ["fp17"]}])],
+     "AddCustomT.input_desc[0].type[0]: 'fp17' is not a type msOpGen accepts"),
+    ([copy_of(ADD, input_desc=[{"name": "x", "param_type": "sometimes", "type": ["fp16"]}])],
+     "AddCustomT.input_desc[0].param_type: 'sometimes'"),
+    ([copy_of(ADD, input_desc=[{"name": "x", "type": ["fp16", "float", "bf16"],
+                                "format": ["ND", "ND", "ND"]}])],
+     "AddCustomT.output_desc[0].type: 2 entries, but 'x' has 3"),
+    ([copy_of(ADD, input_desc=[{"name": "x", "type": ["fp16"], "format": ["ND", "ND"]}])],
+     "'format' has 2 entries but 'type' has 1"),
+    ([copy_of(ADD, input_desc=[{"name": "x", "type": ["fp16"], "format": ["NOPE"]}])],
+     "'NOPE' is not a format"),
+    ([copy_of(ADD, output_desc=[])], "at least one output"),
+    ([copy_of(ADD, attr=[{"name": "alpha", "param_type": "optional", "type": "float"}])],
+     "needs a 'default_value'"),
+    ([copy_of(ADD, attr=[{"name": "alpha", "type": "double", "default_value": "1"}])],
+     "AddCustomT.attr[0].type: 'double' is not one of"),
+    ([copy_of(ADD, attr=[{"name": "alpha", "type": "int", "default_value": "1.5"}])],
+     "AddCustomT.attr[0].default_value: '1.5' is not a value of type int"),
+    ([copy_of(ADD, attr=[{"name": "x", "type": "int", "default_value": "1"}])],
+     "the name 'x' is used twice"),
+    ([ADD, ADD], "defined twice"),
+    (42, "expected a list of operators"),
+]
+
+
+@pytest.mark.parametrize("definition,message", BAD_DEFINITIONS,
+                         ids=[m[:30] for _, m in BAD_DEFINITIONS])
+def test_bad_definitions_name_the_field(definition, message):
+    with pytest.raises(CustomOpError) as err:
+        custom.load(definition, {"AddCustomT": add_kernel})
+    text = str(err.value)
+    assert message in text, text
+    assert "AddCustomT" not in custom.loaded()
+
+
+def test_missing_file_missing_kernel_non_callable_twice_and_builtin(loaded, tmp_path):
+    with pytest.raises(CustomOpError, match="cannot read the operator definition"):
+        custom.load(tmp_path / "nope.json", {})
+    with pytest.raises(CustomOpError, match=r"AddCustomT: no kernel: kernels has no entry "
+                                            r"'AddCustomT' \(or 'add_custom_t'\)"):
+        custom.load([ADD], {"Other": add_kernel})
+    with pytest.raises(CustomOpError, match="the kernel is not callable"):
+        custom.load([ADD], {"AddCustomT": 3})
+    loaded([ADD], {"add_custom_t": add_kernel})  # the snake_case name works too
+    with pytest.raises(CustomOpError, match="AddCustomT: already loaded"):
+        custom.load([ADD], {"AddCustomT": add_kernel})
+    with pytest.raises(CustomOpError, match="aclnnSoftmax is a built-in operator's name"):
+        custom.load([copy_of(ADD, op="Softmax")], {"Softmax": add_kernel})
+    # all or nothing: a failing second operator loads neither
+    with pytest.raises(CustomOpError, match="no kernel"):
+        custom.load([copy_of(ADD, op="FirstOk"), copy_of(ADD, op="SecondMissing")],
+                    {"FirstOk": add_kernel})
+    assert "FirstOk" not in custom.loaded() and not hasattr(aclnn, "aclnnFirstOk")
+
+
+# -------------------------------------------------------------------- two phases ------
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_add_matches_numpy_and_phase2_returns_at_once(loaded, dev, stream, dtype):
+    started = threading.Event()
+
+    def slow_add(x, y, z):
+        started.set()
+        time.sleep(0.3)
+        assert not x.flags.writeable and z.flags.writeable
+        np.add(x, y, out=z)
+
+    loaded([ADD], {"AddCustomT": slow_add})
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((16, 33)).astype(dtype)
+    b = rng.standard_normal((16, 33)).astype(dtype)
+    _, x = dev.tensor(a)
+    _, y = dev.tensor(b)
+    pz, z = dev.tensor(np.zeros_like(a))
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, y, z)
+    assert (ws, ret) == (0, 0) and isinstance(ex, aclnn.aclOpExecutor)
+    t0 = time.perf_counter()
+    assert aclnn.aclnnAddCustomT(0, ws, ex, stream) == 0
+    assert time.perf_counter() - t0 < 0.15  # enqueued, not run
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert started.is_set()
+    golden = (a.astype(np.float64) + b.astype(np.float64)).astype(dtype)
+    np.testing.assert_array_equal(dev.download(pz, a.shape, dtype), golden)
+    # single-use: consumed
+    assert aclnn.aclnnAddCustomT(0, 0, ex, stream) == aclnn.ACLNN_ERR_PARAM_NULLPTR
+
+
+def test_null_required_tensor_and_unlisted_combination(loaded, dev, stream):
+    loaded([ADD], {"AddCustomT": add_kernel})
+    _, x = dev.tensor(np.ones(4, np.float32))
+    _, y16 = dev.tensor(np.ones(4, np.float16))
+    _, z = dev.tensor(np.zeros(4, np.float32))
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(None, x, z)
+    assert ret == aclnn.ACLNN_ERR_PARAM_NULLPTR and ex is None
+    assert "got null for argument x" in acl.get_recent_err_msg()
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, y16, z)
+    assert ret == aclnn.ACLNN_ERR_PARAM_INVALID and ex is None
+    msg = acl.get_recent_err_msg()
+    assert "Tensor y has dtype/format FLOAT16/ND" in msg
+    assert ("(x: FLOAT16/ND, y: FLOAT16/ND, out: FLOAT16/ND); (x: FLOAT/ND, y: FLOAT/ND, "
+            "out: FLOAT/ND)") in msg, msg
+    nz = aclnn.aclCreateTensor([4], aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_NCHW, [4],
+                               z.data)
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, nz)
+    assert ret == aclnn.ACLNN_ERR_PARAM_INVALID and "FLOAT/NCHW" in acl.get_recent_err_msg()
+    with pytest.raises(TypeError, match="takes 3 arguments"):
+        aclnn.aclnnAddCustomTGetWorkspaceSize(x, y16)
+    with pytest.raises(TypeError, match="'x' must be an aclTensor"):
+        aclnn.aclnnAddCustomTGetWorkspaceSize(np.ones(3), x, z)
+
+
+FULL = {"op": "FullCustomT", "input_desc": [
+    {"name": "x", "param_type": "required", "type": ["float"]},
+    {"name": "bias", "param_type": "optional", "type": ["float"]},
+    {"name": "extras", "param_type": "dynamic", "type": ["float"]}],
+    "output_desc": [{"name": "y", "type": ["float"]}],
+    "attr": [
+    {"name": "scale", "param_type": "optional", "type": "float", "default_value": "2.0"},
+    {"name": "repeat", "param_type": "required", "type": "int"},
+    {"name": "negate", "param_type": "optional", "type": "bool", "default_value": "false"},
+    {"name": "mode", "param_type": "optional", "type": "str", "default_value": "sum"},
+    {"name": "axes", "param_type": "optional", "type": "listInt", "default_value": "[0]"},
+    {"name": "weights", "param_type": "optional", "type": "listFloat", "default_value": "[]"},
+    {"name": "flags", "param_type": "optional", "type": "listBool", "default_value": []}]}
+
+
+def full_kernel(x, bias, extras, y, *, scale, repeat, negate, mode, axes, weights, flags):
+    acc = x * scale * repeat + (0 if bias is None else bias)
+    for e, w in zip(extras, list(weights) + [1.0] * len(extras)):
+        acc = acc + w * e
+    if negate:
+        acc = -acc
+    assert mode in ("sum", "other") and isinstance(axes, tuple) and isinstance(flags, tuple)
+    y[...] = acc
+
+
+def test_optional_dynamic_and_every_attribute_type(loaded, dev, stream):
+    loaded([FULL], {"full_custom_t": full_kernel})
+    a = np.arange(6, dtype=np.float32)
+    _, x = dev.tensor(a)
+    _, b = dev.tensor(np.full(6, 0.5, np.float32))
+    e1, e2 = np.full(6, 10, np.float32), np.full(6, 100, np.float32)
+    lst = aclnn.aclCreateTensorList([dev.tensor(e1)[1], dev.tensor(e2)[1]])
+    py, y = dev.tensor(np.zeros(6, np.float32))
+    names = custom.loaded()["FullCustomT"].desc.c_names()
+    assert names == ["x", "biasOptional", "extras", "scale", "repeat", "negate", "mode", "axes",
+                     "weights", "flags", "out"]
+    # absent optional input and default attributes
+    ws, ex, ret = aclnn.aclnnFullCustomTGetWorkspaceSize(x, None, lst, None, 3, None, None, None,
+                                                         None, None, y)
+    assert ret == 0, acl.get_recent_err_msg()
+    assert aclnn.aclnnFullCustomT(0, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    golden = a.astype(np.float64) * 2.0 * 3 + 10 + 100
+    np.testing.assert_array_equal(dev.download(py, 6, np.float32), golden)
+    # every attribute given
+    ws, ex, ret = aclnn.aclnnFullCustomTGetWorkspaceSize(
+        x, b, lst, 0.5, 1, True, "other", aclnn.aclCreateIntArray([1, 2]),
+        aclnn.aclCreateFloatArray([0.5, 0.25]), aclnn.aclCreateBoolArray([True]), y)
+    assert ret == 0, acl.get_recent_err_msg()
+    assert aclnn.aclnnFullCustomT(0, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    golden = -(a.astype(np.float64) * 0.5 + 0.5 + 0.5 * 10 + 0.25 * 100)
+    np.testing.assert_array_equal(dev.download(py, 6, np.float32), golden)
+    # a required attribute missing; an attribute of the wrong type
+    ws, ex, ret = aclnn.aclnnFullCustomTGetWorkspaceSize(x, None, lst, None, None, None, None,
+                                                         None, None, None, y)
+    assert ret == aclnn.ACLNN_ERR_PARAM_NULLPTR and "attribute repeat" in \
+        acl.get_recent_err_msg()
+    with pytest.raises(TypeError, match="'repeat' .int64_t. must be an int"):
+        aclnn.aclnnFullCustomTGetWorkspaceSize(x, None, lst, None, 1.5, None, None, None, None,
+                                               None, y)
+    with pytest.raises(TypeError, match="'extras' must be an aclTensorList"):
+        aclnn.aclnnFullCustomTGetWorkspaceSize(x, None, x, None, 1, None, None, None, None,
+                                               None, y)
+
+
+def test_repeatable_executor_rebinds_inputs_outputs_and_dynamic(loaded, dev, stream):
+    loaded([FULL], {"FullCustomT": full_kernel})
+    _, x = dev.tensor(np.ones(4, np.float32))
+    e = dev.tensor(np.full(4, 10, np.float32))[1]
+    lst = aclnn.aclCreateTensorList([e])
+    py, y = dev.tensor(np.zeros(4, np.float32))
+    ws, ex, ret = aclnn.aclnnFullCustomTGetWorkspaceSize(x, None, lst, 1.0, 1, None, None, None,
+                                                         None, None, y)
+    assert ret == 0
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    assert aclnn.aclnnFullCustomT(0, 0, ex, stream) == 0
+    x2 = dev.upload(np.full(4, 3, np.float32))
+    e2 = dev.upload(np.full(4, 1000, np.float32))
+    y2 = dev.malloc(16)
+    assert aclnn.aclSetInputTensorAddr(ex, 0, x, x2) == 0
+    assert aclnn.aclSetDynamicTensorAddr(ex, 2, 0, lst, e2) == 0
+    assert aclnn.aclSetOutputTensorAddr(ex, 0, y, y2) == 0
+    assert aclnn.aclnnFullCustomT(0, 0, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(dev.download(py, 4, np.float32), [11] * 4)  # first launch
+    np.testing.assert_array_equal(dev.download(y2, 4, np.float32), [1003] * 4)
+    # aclSetDynamicTensorAddr on an input that is not dynamic, or out of range
+    assert aclnn.aclSetDynamicTensorAddr(ex, 0, 0, lst, e2) == aclnn.ACLNN_ERR_PARAM_INVALID
+    assert "is not a dynamic input" in acl.get_recent_err_msg()
+    assert aclnn.aclSetDynamicTensorAddr(ex, 2, 1, lst, e2) == aclnn.ACLNN_ERR_PARAM_INVALID
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
+def test_raising_kernel_is_the_streams_fault_and_the_runtime_stays_usable(loaded, dev,
+                                                                         stream):
+    calls = []
+
+    def kernel(x, y, z):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ZeroDivisionError("the kernel's own bug")
+        np.add(x, y, out=z)
+
+    loaded([ADD], {"AddCustomT": kernel})
+    _, x = dev.tensor(np.ones(4, np.float32))
+    pz, z = dev.tensor(np.zeros(4, np.float32))
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+    assert aclnn.aclnnAddCustomT(0, ws, ex, stream) == 0
+    ws, ex2, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+    assert aclnn.aclnnAddCustomT(0, ws, ex2, stream) == 0  # skipped after the fault
+    assert acl.rt.synchronize_stream(stream) == acl.ACL_ERROR_RT_AICORE_EXCEPTION
+    msg = acl.get_recent_err_msg()
+    assert "AddCustomT" in msg and "ZeroDivisionError: the kernel's own bug" in msg, msg
+    assert len(calls) == 1
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+    assert aclnn.aclnnAddCustomT(0, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(dev.download(pz, 4, np.float32), [2] * 4)
+    assert not custom._jobs  # the skipped launch's job was released
+
+
+def test_kernel_runs_in_stream_order(loaded, dev, stream):
+    """A memcpy_async before the launch is seen by the kernel; a memcpy_async after it sees the
+    kernel's output."""
+    loaded([ADD], {"AddCustomT": lambda x, y, z: np.multiply(x, 2, out=z)})
+    host_in = np.arange(1024, dtype=np.float32)
+    host_out = np.zeros(1024, np.float32)
+    px, x = dev.tensor(np.zeros(1024, np.float32))
+    pz, z = dev.tensor(np.zeros(1024, np.float32))
+    assert acl.rt.memcpy_async(px, 4096, acl.util.numpy_to_ptr(host_in), 4096, H2D,
+                               stream) == 0
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+    assert aclnn.aclnnAddCustomT(0, ws, ex, stream) == 0
+    assert acl.rt.memcpy_async(acl.util.numpy_to_ptr(host_out), 4096, pz, 4096,
+                               acl.ACL_MEMCPY_DEVICE_TO_HOST, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(host_out, host_in * 2)
+
+
+def test_strided_views_reach_the_kernel_as_views(loaded, dev, stream):
+    seen = {}
+
+    def kernel(x, y, z):
+        seen["x"] = (x.shape, x.strides)
+        z[...] = x + y
+
+    loaded([ADD], {"AddCustomT": kernel})
+    storage = np.arange(24, dtype=np.float32)
+    px, x = dev.view(storage, [3, 4], [1, 6], 2)  # a transposed, offset view
+    _, y = dev.tensor(np.ones((3, 4), np.float32))
+    pz, z = dev.tensor(np.zeros((3, 4), np.float32))
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, y, z)
+    assert ret == 0
+    assert aclnn.aclnnAddCustomT(0, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    golden = np.lib.stride_tricks.as_strided(storage[2:], (3, 4), (4, 24)) + 1
+    np.testing.assert_array_equal(dev.download(pz, (3, 4), np.float32), golden)
+    assert seen["x"] == ((3, 4), (4, 24))
+
+
+def test_threads_and_streams(loaded):
+    """4 threads, each with 2 streams, launch the operator 10 times each and check every
+    result."""
+    loaded([ADD], {"AddCustomT": lambda x, y, z: np.add(x, y, out=z)})
+    errors: list = []
+
+    def worker(k: int):
+        try:
+            assert acl.rt.set_device(0) == 0
+            streams = [acl.rt.create_stream()[0] for _ in range(2)]
+            bufs = []
+            for i in range(10):
+                a = np.full(257, k * 100 + i, np.float32)
+                ptrs = []
+                tensors = []
+                for arr in (a, a, np.zeros_like(a)):
+                    p, _ = acl.rt.malloc(arr.nbytes, 0)
+                    acl.rt.memcpy(p, arr.nbytes, acl.util.numpy_to_ptr(arr), arr.nbytes, H2D)
+                    ptrs.append(p)
+                    tensors.append(aclnn.aclCreateTensor([257], aclnn.ACL_FLOAT, None, 0,
+                                                         aclnn.ACL_FORMAT_ND, [257], p))
+                ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(*tensors)
+                assert ret == 0
+                assert aclnn.aclnnAddCustomT(0, ws, ex, streams[i % 2]) == 0
+                bufs.append((ptrs, 2 * a))
+            for s in streams:
+                assert acl.rt.synchronize_stream(s) == 0
+                assert acl.rt.destroy_stream(s) == 0
+            for ptrs, golden in bufs:
+                out = np.empty(257, np.float32)
+                acl.rt.memcpy(acl.util.numpy_to_ptr(out), out.nbytes, ptrs[2], out.nbytes,
+                              acl.ACL_MEMCPY_DEVICE_TO_HOST)
+                np.testing.assert_array_equal(out, golden)
+                for p in ptrs:
+                    acl.rt.free(p)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+
+
+def test_freed_tensor_before_the_stream_reaches_the_kernel(loaded, dev, stream, sleep_on):
+    """A tensor freed after phase 2 but before the stream runs the kernel: the kernel does not
+    run and the stream's fault names the tensor."""
+    ran = []
+    loaded([ADD], {"AddCustomT": lambda x, y, z: ran.append(1)})
+    px = dev.malloc(16)
+    x = aclnn.aclCreateTensor([4], aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_ND, [4], px)
+    _, z = dev.tensor(np.zeros(4, np.float32))
+    sleep_on(stream, 300_000)  # the stream is busy for 0.3 s
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+    assert aclnn.aclnnAddCustomT(0, ws, ex, stream) == 0
+    assert acl.rt.free(px) == 0
+    dev.ptrs.remove(px)
+    assert acl.rt.synchronize_stream(stream) == acl.ACL_ERROR_RT_AICORE_EXCEPTION
+    msg = acl.get_recent_err_msg()
+    assert "'x' bytes" in msg and "not inside a live device allocation" in msg, msg
+    assert not ran
+
+
+def test_unload_keeps_built_executors_working(dev, stream):
+    custom.load([ADD], {"AddCustomT": add_kernel})
+    _, x = dev.tensor(np.ones(4, np.float32))
+    pz, z = dev.tensor(np.zeros(4, np.float32))
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+    launch = aclnn.aclnnAddCustomT
+    custom.unload("AddCustomT")
+    assert not hasattr(aclnn, "aclnnAddCustomT")
+    assert launch(0, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(dev.download(pz, 4, np.float32), [2] * 4)
+    with pytest.raises(CustomOpError, match="not loaded"):
+        custom.unload("AddCustomT")
+
+
+def test_stream_destroyed_by_another_thread_with_kernels_queued(loaded, dev):
+    """destroy_stream from another thread while custom kernels are queued: the queued kernels
+    still run (destroy lets them finish), their results are right, nothing hangs."""
+    gate = threading.Event()
+
+    def kernel(x, y, z):
+        gate.wait(5)
+        np.add(x, y, out=z)
+
+    loaded([ADD], {"AddCustomT": kernel})
+    assert acl.rt.set_device(0) == 0
+    st, ret = acl.rt.create_stream()
+    outs = []
+    for i in range(5):
+        _, x = dev.tensor(np.full(64, i, np.float32))
+        pz, z = dev.tensor(np.zeros(64, np.float32))
+        ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+        assert aclnn.aclnnAddCustomT(0, ws, ex, st) == 0
+        outs.append((pz, 2 * i))
+    done = []
+    killer = threading.Thread(target=lambda: done.append(acl.rt.destroy_stream(st)))
+    killer.start()
+    time.sleep(0.05)
+    gate.set()
+    killer.join(30)
+    assert done == [0]
+    for pz, v in outs:
+        np.testing.assert_array_equal(dev.download(pz, 64, np.float32), [v] * 64)
+    assert acl.rt.reset_device(0) == 0
+
+
+def test_executor_destroyed_by_another_thread_during_launches(loaded, dev, stream):
+    """Launch a repeatable executor from one thread while another destroys it: every launch
+    either runs (and is right) or is refused with the destroyed-executor code."""
+    loaded([ADD], {"AddCustomT": add_kernel})
+    _, x = dev.tensor(np.ones(256, np.float32))
+    pz, z = dev.tensor(np.zeros(256, np.float32))
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    codes = []
+
+    def launcher():
+        for _ in range(200):
+            codes.append(aclnn.aclnnAddCustomT(0, ws, ex, stream))
+
+    t = threading.Thread(target=launcher)
+    t.start()
+    time.sleep(0.002)
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+    t.join(60)
+    assert set(codes) <= {0, aclnn.ACLNN_ERR_PARAM_NULLPTR}
+    assert acl.rt.synchronize_stream(stream) == 0
+    acl.get_recent_err_msg()
+    np.testing.assert_array_equal(dev.download(pz, 256, np.float32), [2] * 256)

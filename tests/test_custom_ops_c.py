@@ -1,0 +1,253 @@
+"""Custom operators from C and C++ (docs/custom_ops.md): `aclnn-py opgen` writes a package laid
+out as CANN's (vendors/<vendor>/op_api/include/aclnn_<op>.h, op_api/lib/libcust_opapi.so) whose
+headers follow CANN's generated ones; host programs in CANN's style compile against it with the
+AclNNInvocationNaive sample's link line and run on the emulator. Expected values: NumPy float64
+computations of the operators' formulas."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "samples" / "custom" / "add_custom"
+CXX = shutil.which("g++") or shutil.which("c++")
+BASH = shutil.which("bash") or "/bin/bash"
+
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the toolkit is Linux-only"),
+    pytest.mark.skipif(CXX is None, reason="no C++ compiler on PATH"),
+    pytest.mark.skipif(not sysconfig.get_config_var("Py_ENABLE_SHARED"),
+                       reason="this Python has no shared libpython, which the toolkit embeds"),
+]
+
+
+def cli(*args, env=None, cwd=None, timeout=300):
+    full = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "aclnn_py", *map(str, args)], env=full,
+                          cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def xdg(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("xdg")
+
+
+@pytest.fixture(scope="module")
+def toolkit(xdg) -> Path:
+    proc = cli("toolkit", env={"XDG_CACHE_HOME": str(xdg)})
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip())
+
+
+@pytest.fixture(scope="module")
+def package(xdg, toolkit, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("pkg")
+    proc = cli("opgen", SAMPLE / "add_custom.json", "--kernels", SAMPLE / "add_custom.py",
+               "-o", out, env={"XDG_CACHE_HOME": str(xdg)})
+    assert proc.returncode == 0, proc.stderr
+    vendor = Path(proc.stdout.strip())
+    assert vendor == out / "vendors" / "customize"
+    return vendor
+
+
+def shell(script: str, env: dict, cwd: Path) -> subprocess.CompletedProcess:
+    """``script`` in a bash that has only PATH (the compilers' directory), HOME and LANG."""
+    base = {"PATH": os.path.dirname(CXX) + ":/usr/bin:/bin", "HOME": str(cwd), "LANG": "C"}
+    return subprocess.run([BASH, "-c", script], env={**base, **env}, cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_package_layout_and_header(package):
+    assert (package / "op_api" / "lib" / "libcust_opapi.so").is_file()
+    assert (package / "bin" / "set_env.bash").is_file()
+    header = (package / "op_api" / "include" / "aclnn_add_custom.h").read_text()
+    sig = re.search(r"aclnnStatus aclnnAddCustomGetWorkspaceSize\((.*?)\);", header, re.S)
+    assert sig is not None
+    params = [p.strip() for p in sig.group(1).split(",")]
+    assert params == ["const aclTensor *x", "const aclTensor *y", "const aclTensor *out",
+                      "uint64_t *workspaceSize", "aclOpExecutor **executor"]
+    assert re.search(r"aclnnStatus aclnnAddCustom\(\s*void \*workspace,\s*uint64_t "
+                     r"workspaceSize,\s*aclOpExecutor \*executor,\s*aclrtStream stream\);",
+                     header)
+
+
+def test_cann_host_program_prints_test_pass(package, toolkit, tmp_path):
+    """The g++ line of CANN's AclNNInvocationNaive sample, run with the toolkit's set_env.sh
+    sourced and ASCEND_CUSTOM_OPP_PATH naming the vendor directory."""
+    (tmp_path / "main.cpp").write_text((SAMPLE / "main.cpp").read_text())
+    script = (f'export ASCEND_CUSTOM_OPP_PATH="{package}"; source "{toolkit}/set_env.sh"; '
+              "g++ main.cpp -I$ASCEND_HOME_PATH/include -I$ASCEND_CUSTOM_OPP_PATH/op_api/include "
+              "-L$ASCEND_HOME_PATH/lib64 -L$ASCEND_CUSTOM_OPP_PATH/op_api/lib -lascendcl "
+              "-lcust_opapi -lacl_op_compiler -lnnopbase -o main && ./main")
+    proc = shell(script, {}, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "test pass"
+    assert proc.stdout.splitlines()[0] == "result[0] is: 3.000000"
+
+
+def test_vendor_set_env_bash(package, toolkit, tmp_path):
+    """CANN's vendors/<vendor>/bin/set_env.bash: the package's variables for a shell."""
+    proc = shell(f'source "{package}/bin/set_env.bash"; echo "$ASCEND_CUSTOM_OPP_PATH"; '
+                 'echo "$LD_LIBRARY_PATH"', {}, tmp_path)
+    assert proc.stdout.split() == [str(package), f"{package}/op_api/lib"]
+
+
+def test_run_add_custom_python_and_cpp(xdg, toolkit):
+    env = {"XDG_CACHE_HOME": str(xdg)}
+    py = cli("run", "add_custom", env=env)
+    assert py.returncode == 0, py.stderr
+    assert py.stdout.splitlines()[-1] == "test pass"
+    cpp = cli("run", "add_custom", "--lang", "cpp", env=env)
+    assert cpp.returncode == 0, cpp.stderr
+    assert cpp.stdout.splitlines()[-1] == "test pass"
+
+
+FULL_JSON = [{"op": "ScaleAddCustom", "input_desc": [
+    {"name": "x", "param_type": "required", "type": ["float"], "format": ["ND"]},
+    {"name": "bias", "param_type": "optional", "type": ["float"], "format": ["ND"]},
+    {"name": "extra_inputs", "param_type": "dynamic", "type": ["float"], "format": ["ND"]}],
+    "output_desc": [{"name": "y", "param_type": "required", "type": ["float"],
+                     "format": ["ND"]}],
+    "attr": [
+    {"name": "scale", "param_type": "optional", "type": "float", "default_value": "1.0"},
+    {"name": "repeat_count", "param_type": "required", "type": "int"},
+    {"name": "negate", "param_type": "optional", "type": "bool", "default_value": "false"},
+    {"name": "mode", "param_type": "optional", "type": "str", "default_value": "sum"},
+    {"name": "axes", "param_type": "optional", "type": "listInt", "default_value": "[0]"},
+    {"name": "weights", "param_type": "optional", "type": "listFloat", "default_value": "[]"},
+    {"name": "flags", "param_type": "optional", "type": "listBool", "default_value": "[]"}]}]
+
+FULL_KERNELS = '''
+import numpy as np
+
+
+def scale_add_custom(x, bias, extra_inputs, y, *, scale, repeat_count, negate, mode, axes,
+                     weights, flags):
+    acc = x.astype(np.float64) * scale * repeat_count
+    if bias is not None:
+        acc += bias
+    for e, w in zip(extra_inputs, weights):
+        acc += w * e
+    if negate:
+        acc = -acc
+    acc += len(mode) * 1000 + sum(axes) * 100 + sum(flags) * 10
+    y[...] = acc
+'''
+
+FULL_PROGRAM = r"""
+#include <cstdio>
+#include <vector>
+#include "acl/acl.h"
+#include "aclnn_scale_add_custom.h"
+
+static aclTensor *Tensor(std::vector<float> &host, void **dev) {
+    int64_t shape[] = {(int64_t)host.size()};
+    aclrtMalloc(dev, host.size() * 4, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(*dev, host.size() * 4, host.data(), host.size() * 4, ACL_MEMCPY_HOST_TO_DEVICE);
+    return aclCreateTensor(shape, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, shape, 1, *dev);
+}
+
+int main() {
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    aclrtStream stream;
+    aclrtCreateStream(&stream);
+    std::vector<float> xh = {1, 2, 3, 4}, bh = {0.5f, 0.5f, 0.5f, 0.5f}, e1 = {10, 10, 10, 10},
+                       e2 = {100, 100, 100, 100}, yh(4, 0);
+    void *xd, *bd, *e1d, *e2d, *yd;
+    aclTensor *x = Tensor(xh, &xd), *b = Tensor(bh, &bd), *y = Tensor(yh, &yd);
+    const aclTensor *list[] = {Tensor(e1, &e1d), Tensor(e2, &e2d)};
+    aclTensorList *extra = aclCreateTensorList(list, 2);
+    int64_t axesv[] = {1, 2};
+    float weightsv[] = {0.5f, 0.25f};
+    bool flagsv[] = {true, false, true};
+    aclIntArray *axes = aclCreateIntArray(axesv, 2);
+    aclFloatArray *weights = aclCreateFloatArray(weightsv, 2);
+    aclBoolArray *flags = aclCreateBoolArray(flagsv, 3);
+    char mode[] = "other";
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    int ret = aclnnScaleAddCustomGetWorkspaceSize(x, b, extra, 2.0, 3, true, mode, axes, weights,
+                                                  flags, y, &ws, &ex);
+    if (ret != 0) { printf("phase1 %d %s\n", ret, aclGetRecentErrMsg()); return 1; }
+    ret = aclnnScaleAddCustom(nullptr, ws, ex, stream);
+    if (ret != 0) { printf("phase2 %d\n", ret); return 1; }
+    ret = aclrtSynchronizeStream(stream);
+    if (ret != 0) { printf("sync %d %s\n", ret, aclGetRecentErrMsg()); return 1; }
+    aclrtMemcpy(yh.data(), 16, yd, 16, ACL_MEMCPY_DEVICE_TO_HOST);
+    for (float v : yh) printf("%.9g\n", v);
+    /* a null required tensor: 161001 */
+    ret = aclnnScaleAddCustomGetWorkspaceSize(nullptr, b, extra, 2.0, 3, true, mode, axes,
+                                              weights, flags, y, &ws, &ex);
+    printf("null %d\n", ret);
+    aclDestroyTensorList(extra);
+    aclDestroyIntArray(axes);
+    aclDestroyFloatArray(weights);
+    aclDestroyBoolArray(flags);
+    aclrtDestroyStream(stream);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return 0;
+}
+"""
+
+
+def test_every_parameter_kind_from_cpp(xdg, toolkit, tmp_path):
+    """An operator with an optional input, a dynamic input and one attribute of every type:
+    CANN's generated signature (camelCase, <name>Optional, aclTensorList, double / int64_t /
+    bool / char * / aclIntArray / aclFloatArray / aclBoolArray, out), called from C++."""
+    (tmp_path / "op.json").write_text(json.dumps(FULL_JSON))
+    (tmp_path / "kernels.py").write_text(FULL_KERNELS)
+    proc = cli("opgen", tmp_path / "op.json", "--kernels", tmp_path / "kernels.py", "-o",
+               tmp_path / "pkg", "--vendor", "acme", env={"XDG_CACHE_HOME": str(xdg)})
+    assert proc.returncode == 0, proc.stderr
+    vendor = tmp_path / "pkg" / "vendors" / "acme"
+    header = (vendor / "op_api" / "include" / "aclnn_scale_add_custom.h").read_text()
+    sig = re.search(r"aclnnScaleAddCustomGetWorkspaceSize\((.*?)\);", header, re.S)
+    assert sig is not None
+    assert [p.strip() for p in sig.group(1).split(",")] == [
+        "const aclTensor *x", "const aclTensor *biasOptional",
+        "const aclTensorList *extraInputs", "double scale", "int64_t repeatCount",
+        "bool negate", "char *mode", "const aclIntArray *axes", "const aclFloatArray *weights",
+        "const aclBoolArray *flags", "const aclTensor *out", "uint64_t *workspaceSize",
+        "aclOpExecutor **executor"]
+    (tmp_path / "main.cpp").write_text(FULL_PROGRAM)
+    script = (f'export ASCEND_CUSTOM_OPP_PATH="{vendor}"; source "{toolkit}/set_env.sh"; '
+              "g++ main.cpp -I$ASCEND_HOME_PATH/include -I$ASCEND_CUSTOM_OPP_PATH/op_api/include "
+              "-L$ASCEND_HOME_PATH/lib64 -L$ASCEND_CUSTOM_OPP_PATH/op_api/lib -lascendcl "
+              "-lcust_opapi -lacl_op_compiler -lnnopbase -o main && ./main")
+    out = shell(script, {}, tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.split("\n")
+    x = np.array([1, 2, 3, 4], np.float64)
+    golden = -(x * 2.0 * 3 + 0.5 + 0.5 * 10 + 0.25 * 100) + 5 * 1000 + 3 * 100 + 2 * 10
+    np.testing.assert_array_equal([float(v) for v in lines[:4]], golden.astype(np.float32))
+    assert lines[4] == "null 161001"
+
+
+def test_opgen_errors_are_clear(xdg, tmp_path):
+    (tmp_path / "op.json").write_text(json.dumps(FULL_JSON))
+    (tmp_path / "empty.py").write_text("x = 1\n")
+    proc = cli("opgen", tmp_path / "op.json", "--kernels", tmp_path / "empty.py", "-o",
+               tmp_path / "out", env={"XDG_CACHE_HOME": str(xdg)})
+    assert proc.returncode == 1
+    assert "ScaleAddCustom: no kernel" in proc.stderr and "'scale_add_custom'" in proc.stderr
+    (tmp_path / "bad.json").write_text('[{"op": "X", "output_desc": [{"name": "y", "type": '
+                                       '["fp99"]}]}]')
+    proc = cli("opgen", tmp_path / "bad.json", "--kernels", tmp_path / "empty.py", "-o",
+               tmp_path / "out", env={"XDG_CACHE_HOME": str(xdg)})
+    assert proc.returncode == 1 and "X.output_desc[0].type[0]: 'fp99'" in proc.stderr
+    proc = cli("opgen", tmp_path / "nope.json", "--kernels", tmp_path / "empty.py", "-o",
+               tmp_path / "out", env={"XDG_CACHE_HOME": str(xdg)})
+    assert proc.returncode == 2 and "no such file" in proc.stderr
+    assert not (tmp_path / "out" / "vendors").exists()
