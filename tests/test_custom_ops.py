@@ -392,6 +392,7 @@ def test_threads_and_streams(loaded):
                 np.testing.assert_array_equal(out, golden)
                 for p in ptrs:
                     acl.rt.free(p)
+            assert acl.rt.reset_device(0) == 0
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
