@@ -108,8 +108,8 @@ UTIL = {
     "numpy_to_ptr": ("array",), "bytes_to_ptr": ("data",), "ptr_to_bytes": ("ptr", "size"),
     "ptr_to_numpy": ("ptr", "shape", "npy_type"),
 }
-HANDLES = ("aclTensor", "aclScalar", "aclIntArray", "aclFloatArray", "aclBoolArray", "aclTensorList",
-           "aclOpExecutor")
+HANDLES = ("aclTensor", "aclScalar", "aclIntArray", "aclFloatArray", "aclBoolArray",
+           "aclTensorList", "aclOpExecutor")
 
 
 def _params(fn) -> tuple[str, ...]:

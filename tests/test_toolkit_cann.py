@@ -247,3 +247,58 @@ def test_moved_environment_names_the_rebuild_command(tmp_path):
     assert first.startswith("aclnn-py toolkit: the emulator cannot start in this process")
     assert str(tmp_path / "gone" / "aclnn_py") in first
     assert '"aclnn-py toolkit --rebuild"' in proc.stderr and "(no longer there)" in proc.stderr
+
+
+# ------------------------------------------------- built-in headers, generated ----------
+
+# CANN's prototypes of the built-in operators (CANN's aclnn API reference, each operator's page)
+CANN_PROTOTYPES = [
+    "aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out, "
+    "uint64_t *workspaceSize, aclOpExecutor **executor)",
+    "aclnnStatus aclnnSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, "
+    "aclrtStream stream)",
+    "aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor "
+    "*output, int64_t dim, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)",
+    "aclnnStatus aclnnSoftmaxBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor "
+    "*executor, aclrtStream stream)",
+    "aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor "
+    "*out, uint64_t *workspaceSize, aclOpExecutor **executor)",
+    "aclnnStatus aclnnLogSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, "
+    "aclrtStream stream)",
+    "aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput, const "
+    "aclTensor *output, int64_t dim, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor "
+    "**executor)",
+    "aclnnStatus aclnnLogSoftmaxBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor "
+    "*executor, aclrtStream stream)",
+    "aclnnStatus aclnnHardsigmoidGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t "
+    "*workspaceSize, aclOpExecutor **executor)",
+    "aclnnStatus aclnnHardsigmoid(void *workspace, uint64_t workspaceSize, aclOpExecutor "
+    "*executor, const aclrtStream stream)",
+    "aclnnStatus aclnnInplaceHardsigmoidGetWorkspaceSize(const aclTensor *self, uint64_t "
+    "*workspaceSize, aclOpExecutor **executor)",
+    "aclnnStatus aclnnInplaceHardsigmoid(void *workspace, uint64_t workspaceSize, aclOpExecutor "
+    "*executor, const aclrtStream stream)",
+    "aclnnStatus aclnnHardsigmoidBackwardGetWorkspaceSize(const aclTensor *gradOutput, const "
+    "aclTensor *self, aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)",
+    "aclnnStatus aclnnHardsigmoidBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor "
+    "*executor, aclrtStream stream)",
+]
+
+
+def test_builtin_headers_are_generated_and_match_cann(toolkit):
+    """The operator headers are generated from the declarations when the toolkit is built (the
+    package ships none written by hand), and every prototype is CANN's."""
+    import re
+
+    from aclnn_py.ops import REGISTRY
+
+    shipped = Path(build.__file__).parent / "include" / "aclnnop"
+    assert sorted(p.name for p in shipped.glob("*.h")) == ["aclnn_util.h"]
+    found = {}
+    for header in (toolkit / "include" / "aclnnop").glob("aclnn_*.h"):
+        text = re.sub(r"/\*.*?\*/", "", header.read_text(), flags=re.S)
+        for m in re.finditer(r"ACLNN_API (aclnnStatus \w+\(.*?\));", text, re.S):
+            proto = re.sub(r"\s+", " ", m.group(1)).replace("( ", "(")
+            found[proto.split("(")[0].split()[-1]] = proto
+    assert sorted(found.values()) == sorted(CANN_PROTOTYPES)
+    assert {n for n in found if not n.endswith("GetWorkspaceSize")} == set(REGISTRY)

@@ -77,6 +77,11 @@ class OpDef:
     products: frozenset = _soc.ALL_LINES  # product lines (soc.LINES keys) with a kernel
     bench: Optional[Bench] = None
     workspace_doc: str = ""  # when phase 2 needs no workspace (docs)
+    # the C toolkit's header (aclnnop/<c_header>, CANN's file name) and whether CANN's phase 2
+    # declares its stream const; the header and the C wrappers are generated from the args
+    # (aclnn_py/toolkit/opgen.py)
+    c_header: str = ""
+    c_const_stream: bool = False
 
     def __post_init__(self) -> None:
         if self.args:

@@ -95,6 +95,8 @@ _BENCH_CASES = (BenchCase((4096, 4096)), BenchCase((64, 4096, 64)), BenchCase((1
 
 HARDSIGMOID = register(OpDef(
     name="aclnnHardsigmoid",
+    c_header="aclnn_hardsigmoid.h",
+    c_const_stream=True,
     doc="out = clip(self/6 + 1/2, 0, 1)",
     attrs=ATTRS,
     args=(
@@ -136,6 +138,8 @@ HARDSIGMOID = register(OpDef(
 
 INPLACE_HARDSIGMOID = register(OpDef(
     name="aclnnInplaceHardsigmoid",
+    c_header="aclnn_hardsigmoid.h",
+    c_const_stream=True,
     doc="self = clip(self/6 + 1/2, 0, 1), in place",
     attrs=ATTRS,
     args=(Arg("self", INOUT, "input; overwritten with the result"),),
@@ -158,6 +162,7 @@ INPLACE_HARDSIGMOID = register(OpDef(
 
 HARDSIGMOID_BACKWARD = register(OpDef(
     name="aclnnHardsigmoidBackward",
+    c_header="aclnn_hardsigmoid_backward.h",
     doc="out = gradOutput/6 where -3 < self < 3 (0 < self/6 + 1/2 < 1), else 0",
     attrs=ATTRS,
     args=(

@@ -207,6 +207,7 @@ _GRAD_OUT = Arg("out", OUTPUT, "dL/dx; same shape as gradOutput; its dtype is no
 
 SOFTMAX_BACKWARD = register(OpDef(
     name="aclnnSoftmaxBackward",
+    c_header="aclnn_softmax_backward.h",
     doc="out = gradOutput*output - sum(gradOutput*output, dim)*output",
     args=(
         Arg("gradOutput", INPUT, "upstream gradient"),
@@ -261,6 +262,7 @@ SOFTMAX_BACKWARD = register(OpDef(
 
 SOFTMAX = register(OpDef(
     name="aclnnSoftmax",
+    c_header="aclnn_softmax.h",
     doc="out = exp(self - max) / sum(exp(self - max), dim)",
     args=(
         Arg("self", INPUT, "input"),
@@ -311,6 +313,7 @@ SOFTMAX = register(OpDef(
 
 LOG_SOFTMAX = register(OpDef(
     name="aclnnLogSoftmax",
+    c_header="aclnn_logsoftmax.h",
     doc="out = (self - max) - log(sum(exp(self - max), dim))",
     args=(
         Arg("self", INPUT, "input",
@@ -365,6 +368,7 @@ LOG_SOFTMAX = register(OpDef(
 
 LOG_SOFTMAX_BACKWARD = register(OpDef(
     name="aclnnLogSoftmaxBackward",
+    c_header="aclnn_logsoftmax_backward.h",
     doc="out = gradOutput - sum(gradOutput, dim) * exp(output)",
     args=(
         Arg("gradOutput", INPUT, "upstream gradient"),

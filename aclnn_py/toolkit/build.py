@@ -8,7 +8,8 @@ once and never see a half-built toolkit. Layout (CANN's names)::
 
     include/acl/acl.h, acl_base.h, acl_base_rt.h, acl_rt.h, error_codes/rt_error_codes.h
     include/aclnn/acl_meta.h, aclnn_base.h
-    include/aclnnop/aclnn_softmax.h, ... (the seven operators), aclnn_util.h
+    include/aclnnop/aclnn_softmax.h, ... (the seven operators; generated from their
+        declarations, aclnn_py/toolkit/opgen.py), aclnn_util.h
     include/aclnnop/level2/aclnn_*.h   the same headers where third-party CANN code looks
     lib64/libascendcl.so          the one real library (cffi embedding mode, C++)
     lib64/libnnopbase.so, libopapi.so, libopapi_nn.so, libopapi_math.so,
@@ -304,6 +305,12 @@ def build_into(root: Path, final: Path) -> None:
     libdir, link, libname = libpython()
     cxx = compiler()
     shutil.copytree(HERE / "include", root / "include")
+    from ..ops import REGISTRY
+    from .opgen import builtin_headers, builtin_wrappers
+
+    ops = list(REGISTRY.values())
+    for name, text in builtin_headers(ops).items():  # generated from the declarations
+        (root / "include" / "aclnnop" / name).write_text(text)
     _write_level2(root / "include")
     shim = root / SHIM
     shim.mkdir(parents=True)
@@ -311,6 +318,7 @@ def build_into(root: Path, final: Path) -> None:
     src = root / "build"
     src.mkdir()
     shutil.copy(HERE / "src" / "ascendcl.cpp", src)
+    (src / "builtin_ops.inc").write_text(builtin_wrappers(ops))
     (src / "emb_config.h").write_text(_config_header(libname))
     source = _emit_source(src)
     lib64 = root / "lib64"

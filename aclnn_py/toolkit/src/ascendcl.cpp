@@ -24,12 +24,6 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
-#include "aclnnop/aclnn_softmax.h"
-#include "aclnnop/aclnn_softmax_backward.h"
-#include "aclnnop/aclnn_logsoftmax.h"
-#include "aclnnop/aclnn_logsoftmax_backward.h"
-#include "aclnnop/aclnn_hardsigmoid.h"
-#include "aclnnop/aclnn_hardsigmoid_backward.h"
 
 /* The Python callbacks (py_*) are declared static before this file by toolkit/build.py, from
    callbacks.h; cffi defines them after it. */
@@ -521,96 +515,9 @@ static aclnnStatus emb_phase2(const char *api, void *workspace, uint64_t workspa
     return py_phase2(api, U(workspace), workspaceSize, U(executor), U(stream));
 }
 
-aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out,
-                                         uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    const uintptr_t t[] = {U(self), U(out)};
-    return emb_phase1("aclnnSoftmaxGetWorkspaceSize", 2, t, dim, workspaceSize, executor);
-}
-
-aclnnStatus aclnnSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
-{
-    return emb_phase2("aclnnSoftmax", workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *output, int64_t dim,
-                                                 aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    const uintptr_t t[] = {U(gradOutput), U(output), U(out)};
-    return emb_phase1("aclnnSoftmaxBackwardGetWorkspaceSize", 3, t, dim, workspaceSize, executor);
-}
-
-aclnnStatus aclnnSoftmaxBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                 aclrtStream stream)
-{
-    return emb_phase2("aclnnSoftmaxBackward", workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out,
-                                            uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    const uintptr_t t[] = {U(self), U(out)};
-    return emb_phase1("aclnnLogSoftmaxGetWorkspaceSize", 2, t, dim, workspaceSize, executor);
-}
-
-aclnnStatus aclnnLogSoftmax(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, aclrtStream stream)
-{
-    return emb_phase2("aclnnLogSoftmax", workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnLogSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *output,
-                                                    int64_t dim, aclTensor *out, uint64_t *workspaceSize,
-                                                    aclOpExecutor **executor)
-{
-    const uintptr_t t[] = {U(gradOutput), U(output), U(out)};
-    return emb_phase1("aclnnLogSoftmaxBackwardGetWorkspaceSize", 3, t, dim, workspaceSize, executor);
-}
-
-aclnnStatus aclnnLogSoftmaxBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                    aclrtStream stream)
-{
-    return emb_phase2("aclnnLogSoftmaxBackward", workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnHardsigmoidGetWorkspaceSize(const aclTensor *self, aclTensor *out, uint64_t *workspaceSize,
-                                             aclOpExecutor **executor)
-{
-    const uintptr_t t[] = {U(self), U(out)};
-    return emb_phase1("aclnnHardsigmoidGetWorkspaceSize", 2, t, 0, workspaceSize, executor);
-}
-
-aclnnStatus aclnnHardsigmoid(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                             const aclrtStream stream)
-{
-    return emb_phase2("aclnnHardsigmoid", workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnInplaceHardsigmoidGetWorkspaceSize(const aclTensor *self, uint64_t *workspaceSize,
-                                                    aclOpExecutor **executor)
-{
-    const uintptr_t t[] = {U(self)};
-    return emb_phase1("aclnnInplaceHardsigmoidGetWorkspaceSize", 1, t, 0, workspaceSize, executor);
-}
-
-aclnnStatus aclnnInplaceHardsigmoid(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                    const aclrtStream stream)
-{
-    return emb_phase2("aclnnInplaceHardsigmoid", workspace, workspaceSize, executor, stream);
-}
-
-aclnnStatus aclnnHardsigmoidBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
-                                                     aclTensor *out, uint64_t *workspaceSize,
-                                                     aclOpExecutor **executor)
-{
-    const uintptr_t t[] = {U(gradOutput), U(self), U(out)};
-    return emb_phase1("aclnnHardsigmoidBackwardGetWorkspaceSize", 3, t, 0, workspaceSize, executor);
-}
-
-aclnnStatus aclnnHardsigmoidBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                     aclrtStream stream)
-{
-    return emb_phase2("aclnnHardsigmoidBackward", workspace, workspaceSize, executor, stream);
-}
+/* The operators' functions: generated from their declarations (aclnn_py/ops) by
+   aclnn_py/toolkit/opgen.py's builtin_wrappers when the toolkit is built, with their headers. */
+#include "builtin_ops.inc"
 
 /* ------------------------------------------------------- float16 helpers (acl_base.h) -- */
 /* Plain C, no Python: CANN's semantics as acl_base.h documents them (see there). */
