@@ -15,6 +15,7 @@ must still be needed (a stale entry fails), so the lists only shrink.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,75 @@ def test_one_device_range_check():
     stale = {rel for rel in ALLOWED_RANGE_CHECKERS if rel not in callers}
     assert not stale, f"{sorted(stale)} no longer call the C range check: remove them from " \
                       "ALLOWED_RANGE_CHECKERS"
+
+
+# ------------------------------------------------------------------- C: no circles ------
+
+CSRC = Path(__file__).resolve().parent.parent / "csrc"
+_C_DEF = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b([a-z_]\w*)\s*\([^;{]*\)\s*\{", re.M)
+
+
+def _c_graph() -> dict[str, set[str]]:
+    """Which C source calls a function another C source defines (non-static definitions)."""
+    texts = {p.relative_to(CSRC).as_posix(): p.read_text(encoding="utf-8")
+             for p in sorted(CSRC.rglob("*.c"))}
+    defined: dict[str, str] = {}
+    for name, text in texts.items():
+        for m in _C_DEF.finditer(text):
+            defined.setdefault(m.group(1), name)
+    graph: dict[str, set[str]] = {name: set() for name in texts}
+    for name, text in texts.items():
+        body = re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.S)
+        for fn in set(re.findall(r"\b([a-z_]\w*)\s*\(", body)):
+            owner = defined.get(fn)
+            if owner is not None and owner != name:
+                graph[name].add(owner)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+@pytest.mark.skipif(not CSRC.is_dir(), reason="needs the source tree's csrc/")
+def test_c_sources_have_no_circles():
+    """No two C sources call each other, directly or through others: handle.c (handles) is
+    below stream.c (streams and events), and the fork handlers that reach all of them live in
+    fork.c above them."""
+    graph = _c_graph()
+    assert "runtime/handle.c" in graph["runtime/stream.c"]  # the parser sees calls at all
+    assert graph["runtime/handle.c"] <= set(), graph["runtime/handle.c"]
+    assert _cycles(graph) == []

@@ -89,11 +89,13 @@ emu_ref *emu_handle_acquire(uintptr_t handle, int kind); /* +1 reference, or NUL
 emu_ref *emu_handle_close(uintptr_t handle, int kind);
     /* invalidates the handle at once for new calls; returns the object with the table's
        reference, which the caller releases when done with it (NULL if not live) */
+void emu_handle_atfork_prepare(void); /* fork.c's handlers call these */
+void emu_handle_atfork_parent(void);
+void emu_handle_atfork_child(void);
 void emu_ref_retain(emu_ref *r);
 void emu_ref_release(emu_ref *r);
 
 /* ------------------------------------------------------------------ stream.c ---- */
-void emu_runtime_init(void); /* handle.c: registers the fork handlers once */
 void emu_stream_atfork_prepare(void);
 void emu_stream_atfork_parent(void);
 void emu_stream_atfork_child(void);

@@ -10,8 +10,8 @@
  * Layout of a handle: 0xAC in bits 48..55 (so handles never look like small ints or heap
  * pointers), the kind in bits 44..47, the slot's generation in bits 20..43, the slot in 0..19.
  *
- * fork(): the child starts with an empty table (emu_runtime_atfork_child); the parent's handles
- * are simply not found there.
+ * fork(): the child starts with an empty table (emu_handle_atfork_child, called by fork.c); the
+ * parent's handles are simply not found there.
  */
 #define _GNU_SOURCE
 #include "aclnn_emu.h"
@@ -138,25 +138,16 @@ int64_t emu_handle_count(int32_t kind)
 }
 
 /* ------------------------------------------------------------------------ fork ------------ */
+/* fork.c calls these from its fork handlers, around the other modules' own. */
 
-static void prepare(void)
-{
-    pthread_mutex_lock(&table_mu);
-    emu_mem_atfork_prepare();
-    emu_stream_atfork_prepare();
-}
+void emu_handle_atfork_prepare(void) { pthread_mutex_lock(&table_mu); }
 
-static void parent(void)
-{
-    emu_stream_atfork_parent();
-    emu_mem_atfork_parent();
-    pthread_mutex_unlock(&table_mu);
-}
+void emu_handle_atfork_parent(void) { pthread_mutex_unlock(&table_mu); }
 
 /* The child has only the forking thread: no stream worker survives. Every handle of the parent
  * is forgotten (its objects are leaked: their locks may be held by threads that do not exist
- * here), so it reads as invalid; device memory starts empty. */
-static void child(void)
+ * here), so it reads as invalid. */
+void emu_handle_atfork_child(void)
 {
     for (uint32_t i = 0; i < nslots; i++) {
         if (slots[i].obj) {
@@ -167,13 +158,5 @@ static void child(void)
     }
     for (int k = 0; k < 4; k++)
         live[k] = 0;
-    emu_stream_atfork_child();
-    emu_mem_atfork_child();
     pthread_mutex_init(&table_mu, NULL);
 }
-
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void register_atfork(void) { pthread_atfork(prepare, parent, child); }
-
-void emu_runtime_init(void) { pthread_once(&atfork_once, register_atfork); }

@@ -510,7 +510,6 @@ static void stream_free(emu_ref *r)
 
 uintptr_t emu_stream_create(int32_t device)
 {
-    emu_runtime_init();
     emu_stream *s = calloc(1, sizeof *s);
     if (!s)
         return 0;
@@ -849,7 +848,6 @@ static void event_free(emu_ref *r) { free(r); }
 
 uintptr_t emu_event_create(void)
 {
-    emu_runtime_init();
     emu_event *ev = calloc(1, sizeof *ev);
     if (!ev)
         return 0;
