@@ -125,6 +125,11 @@ FLOAT64 = BY_ACL[F.ACL_DOUBLE]
 INT32 = BY_ACL[F.ACL_INT32]
 
 #: dtypes the C kernels and casts implement
+#: the functional layer's out_dtype of any function (besides the input's own dtype)
+FUNCTIONAL_OUT_DTYPES = (F.ACL_FLOAT16, F.ACL_FLOAT, F.ACL_BF16, F.ACL_DOUBLE)
+#: the out_dtype of softmax / log_softmax whatever the input's dtype (oneDNN's int8 softmax)
+FUNCTIONAL_INT8_OUT = (F.ACL_INT8, F.ACL_UINT8)
+
 KERNEL_DTYPES = frozenset({F.ACL_FLOAT, F.ACL_FLOAT16, F.ACL_BF16, F.ACL_DOUBLE, F.ACL_INT32})
 
 

@@ -87,13 +87,8 @@ class _Device:
         self.ptrs.clear()
 
 
-#: the out_dtype of any function (besides the input's own dtype)
-OUT_DTYPES = (dtypes.aclDataType.ACL_FLOAT16, dtypes.aclDataType.ACL_FLOAT,
-              dtypes.aclDataType.ACL_BF16, dtypes.aclDataType.ACL_DOUBLE)
-
-
-#: the out_dtype of softmax / log_softmax whatever the input's dtype (oneDNN's int8 softmax)
-INT8_OUT = (dtypes.aclDataType.ACL_INT8, dtypes.aclDataType.ACL_UINT8)
+OUT_DTYPES = dtypes.FUNCTIONAL_OUT_DTYPES  # the out_dtype of any function (or the input's own)
+INT8_OUT = dtypes.FUNCTIONAL_INT8_OUT  # softmax / log_softmax: oneDNN's int8 softmax
 
 
 def _check_out_dtype(api: str, out_dt: int, input_dts: list, also: tuple = ()) -> None:

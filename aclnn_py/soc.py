@@ -63,23 +63,21 @@ class SocProfile:
     @property
     def ops(self) -> frozenset:
         """Operators with kernels on this product (from the operators' declarations)."""
-        return frozenset(name for name, op in _registry().items() if self.line in op.products)
+        return frozenset(name for name, lines in _DECLARED.items() if self.line in lines)
 
     def supports(self, op: str) -> bool:
-        decl = _registry().get(op)
-        return decl is not None and self.line in decl.products
+        lines = _DECLARED.get(op)
+        return lines is not None and self.line in lines
 
 
-_REGISTRY: list[dict] = []  # [aclnn_py.ops.REGISTRY], filled on first use
+# the product lines of each declared operator: aclnn_py.ops.register declares them here (this
+# module sits below the operators and never imports them)
+_DECLARED: dict[str, frozenset] = {}
 
 
-def _registry() -> dict:
-    """aclnn_py.ops.REGISTRY (looked up on first use: aclnn_py.ops imports this module)."""
-    if not _REGISTRY:
-        from .ops import REGISTRY
-
-        _REGISTRY.append(REGISTRY)
-    return _REGISTRY[0]
+def declare(op: str, lines: frozenset) -> None:
+    """Record that operator ``op`` has kernels on the product ``lines`` (LINES keys)."""
+    _DECLARED[op] = frozenset(lines)
 
 
 PROFILES: dict[str, SocProfile] = {
@@ -92,9 +90,7 @@ DEFAULT_SOC = "Ascend910B4"
 
 def all_ops() -> frozenset:
     """Every declared operator."""
-    from .ops import REGISTRY
-
-    return frozenset(REGISTRY)
+    return frozenset(_DECLARED)
 
 
 def profile(name: str) -> SocProfile:

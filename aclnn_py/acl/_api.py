@@ -21,10 +21,20 @@ def init(config_path: Optional[str] = None) -> int:
     value in the file), 100000 ACL_ERROR_INVALID_PARAM (a bad value in the environment)."""
     ret = _rt.init(config_path)
     if ret == 0:  # the checkers, trace and API log follow the configuration read now
-        from .. import diagnostics
-
-        diagnostics.refresh()
+        for hook in list(_AFTER_INIT):
+            hook()
     return ret
+
+
+# what runs after a successful acl.init: aclnn_py.diagnostics registers its refresh here (it
+# wraps this module's functions, so this module does not import it)
+_AFTER_INIT: list = []
+
+
+def after_init(hook) -> None:
+    """Run ``hook()`` after every successful ``init`` (once per hook)."""
+    if hook not in _AFTER_INIT:
+        _AFTER_INIT.append(hook)
 
 
 def finalize() -> int:

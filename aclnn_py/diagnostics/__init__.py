@@ -19,6 +19,7 @@ docs/diagnostics.md describes the reports, the trace and the costs.
 from __future__ import annotations
 
 from .. import config
+from ..acl import _api as _acl_api
 from . import wrap
 
 
@@ -45,5 +46,7 @@ def active() -> wrap.Features:
     """What is on now (checkers, trace file, log level)."""
     return wrap.current()
 
+
+_acl_api.after_init(refresh)  # acl.init reads the configuration again
 
 __all__ = ["refresh", "active"]

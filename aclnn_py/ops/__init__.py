@@ -183,6 +183,7 @@ REGISTRY: dict[str, OpDef] = {}
 
 def register(op: OpDef) -> OpDef:
     REGISTRY[op.name] = op
+    _soc.declare(op.name, op.products)  # the SoC profiles' operator sets
     return op
 
 

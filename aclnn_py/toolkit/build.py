@@ -306,7 +306,7 @@ def build_into(root: Path, final: Path) -> None:
     cxx = compiler()
     shutil.copytree(HERE / "include", root / "include")
     from ..ops import REGISTRY
-    from .opgen import builtin_headers, builtin_wrappers
+    from .cgen import builtin_headers, builtin_wrappers
 
     ops = list(REGISTRY.values())
     for name, text in builtin_headers(ops).items():  # generated from the declarations
