@@ -629,8 +629,7 @@ def test_large_allocation_is_poisoned_in_huge_pages(device, dev):
     if eligible is None:
         pytest.skip("this kernel's smaps has no THPeligible field")
     assert eligible == 1
-    if _thp_mode() == "madvise":
-        assert _smaps_field(small, "THPeligible") == 0
+    assert _smaps_field(small, "THPeligible") == 0
 
 
 def _reserved(size: int) -> int:

@@ -35,8 +35,8 @@
 /* Allocations of at least HUGE_MIN bytes are carved from the upper half of a device's range,
  * which is advised MADV_HUGEPAGE, at HUGE_ALIGN-aligned addresses: touching them (the poison
  * fill, then the user) takes one page fault per 2 MiB instead of one per 4 KiB, as NumPy's large
- * arrays do (it advises MADV_HUGEPAGE from 4 MiB). Smaller ones stay in the lower half, in
- * ordinary pages, so that a small allocation never commits a huge page. */
+ * arrays do (it advises MADV_HUGEPAGE from 4 MiB). Smaller ones stay in the lower half, advised
+ * MADV_NOHUGEPAGE, so that a small allocation never commits a huge page. */
 #define HUGE_MIN (4ull << 20)
 #define HUGE_ALIGN (2ull << 20)
 #define FREED_RING 4096 /* freed allocations remembered for messages only */
@@ -160,7 +160,9 @@ static int reserve_space(device_space *sp)
         sp->size = size;
         sp->cursor[0] = 0;
         sp->cursor[1] = size / 2;
-        /* a hint: without transparent huge pages (EINVAL) large allocations use small pages */
+        /* hints: without transparent huge pages (EINVAL) large allocations use small pages;
+         * small ones never get huge pages, whatever the system's default ("always") */
+        madvise((void *)sp->base, (size_t)(size / 2), MADV_NOHUGEPAGE);
         madvise((void *)(sp->base + size / 2), (size_t)(size / 2), MADV_HUGEPAGE);
         return 0;
     }
