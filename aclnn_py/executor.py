@@ -259,6 +259,7 @@ def _check_rebind(api: str, ex: aclOpExecutor, kind: str, index: int, label: str
 
 
 _S = rt.S  # the runtime state (its registries are replaced after fork(): look them up)
+_default_stream = rt.current_default_stream
 _c_launch = rt_launch.launch
 _launch_blocking = config.launch_blocking
 
@@ -287,7 +288,10 @@ def run(api: str, workspace, workspace_size, executor, stream) -> int:
         ret = _check_launch(api, ex, ws, ws_size)
         if ret:
             return _refused(ex, api, "its arguments", ret)
-    st = _S.streams.get(stream) if type(stream) is int and stream else None
+    if type(stream) is int:  # an explicit stream, or 0: the current context's default one
+        st = _S.streams.get(stream) if stream else _default_stream()
+    else:
+        st = _default_stream() if stream is None else None
     if st is None or st.device != ex.device or not ex.ntasks:
         st, code = _stream_slow(api, ex, stream)
         if st is None:  # refused, or nothing to run

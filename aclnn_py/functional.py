@@ -13,7 +13,7 @@ from typing import Optional
 
 import numpy as np
 
-from . import dtypes, onednn, ops
+from . import config, dtypes, onednn, ops
 from . import executor as _ex
 from . import runtime as rt
 from .onednn import Binary, Eltwise
@@ -122,6 +122,9 @@ def _run(op: ops.OpDef, arrays: dict, ints: dict, out_dtype, attrs=None, src1=No
                  if d in INT8_OUT)
     _check_out_dtype(api, out_dt, [_acl_dtype(api, "input dtype", a.dtype)
                                    for a in arrays.values()], also)
+    # the calls run on device 0: a device list that does not parse (ACLNN_EMU_DEVICE_COUNT,
+    # ASCEND_RT_VISIBLE_DEVICES) is the runtime's 100000, raised (docs/configuration.md)
+    check(config.checked(api, config.device_count)[1], api)
     dev = _Device(api)
     try:
         values = {name: dev.upload(name, a) for name, a in arrays.items()}

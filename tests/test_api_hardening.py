@@ -637,6 +637,123 @@ def test_inplace_hardsigmoid_is_exempt(dev, stream):
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
 
 
+# -------------------------------------------------------------- an output that aliases ----
+# issue 22, item 3: an out view whose strides make two indices reach one element would be
+# written by several kernel threads at once (bytes varying with the thread count); refused at
+# phase 1 with 161002 naming the tensor. Inputs may alias (reads only).
+
+
+def brute_self_overlap(dims, strides) -> bool:
+    """The definition: two distinct index tuples reach the same element offset."""
+    import itertools
+
+    seen: set = set()
+    for idx in itertools.product(*(range(d) for d in dims)):
+        off = sum(i * s for i, s in zip(idx, strides))
+        if off in seen:
+            return True
+        seen.add(off)
+    return False
+
+
+def test_self_overlap_matches_the_definition():
+    """ops.self_overlap against brute-force enumeration on every view of up to 3 dims with
+    sizes 0..3 and strides -4..4 (a few random 4-d ones too), and its witnesses are two
+    distinct indices of one offset."""
+    import itertools
+    import random
+
+    from aclnn_py.ops import self_overlap
+
+    cases = [((d0, d1), (s0, s1)) for d0, d1 in itertools.product(range(4), repeat=2)
+             for s0, s1 in itertools.product(range(-4, 5), repeat=2)]
+    cases += [((2, 3, 2), s) for s in itertools.product(range(-4, 5), repeat=3)]
+    rng = random.Random(22)
+    cases += [(tuple(rng.randint(1, 4) for _ in range(4)),
+               tuple(rng.randint(-12, 12) for _ in range(4))) for _ in range(2000)]
+    cases += [((64, 4032), (1, 1)), ((3, 2), (2, 3)), ((5, 5), (2, 3)), ((4, 1, 4), (1, 0, 4))]
+    overlapping = 0
+    for dims, strides in cases:
+        want = brute_self_overlap(dims, strides) if math_prod(dims) < 10**5 else True
+        got, witness = self_overlap(dims, strides)
+        assert got is want, (dims, strides, got)
+        overlapping += want
+        if witness is not None:
+            a, b = witness
+            assert a != b and all(0 <= i < d for w in (a, b) for i, d in zip(w, dims))
+            assert sum(i * s for i, s in zip(a, strides)) == \
+                sum(i * s for i, s in zip(b, strides)), (dims, strides, witness)
+    assert 0 < overlapping < len(cases)
+
+
+def math_prod(dims) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def self_overlap_rejected(ret, api, name, *words):
+    msg = expect(INVALID, ret, api, name, *words)
+    assert "overlaps itself" in msg and "undefined" in msg, msg
+    return msg
+
+
+def test_self_overlapping_out_refused_at_phase1(dev, stream):
+    """The issue's view: out of shape [64, 4032] with strides [1, 1] over 4096 floats."""
+    p = dev.upload(np.zeros(64 * 4032, dtype=np.float32))
+    q = dev.upload(np.full(4096, 7, dtype=np.float32))
+    xt = tensor([64, 4032], p)
+    yt = tensor([64, 4032], q, strides=[1, 1], storage=[4096])
+    for _ in range(2):  # a refused descriptor is never remembered as planned
+        ws, ex, ret = softmax_phase1(xt, yt)
+        assert ex is None
+        self_overlap_rejected(ret, "aclnnSoftmaxGetWorkspaceSize", "out", "[0, 1]", "[1, 0]")
+    np.testing.assert_array_equal(dev.download(q, (4096,), np.float32), 7)  # nothing written
+    # a stride of 0 (a broadcast view) as out, and in SoftmaxBackward and InplaceHardsigmoid
+    zt = tensor([4, 8], q, strides=[0, 1], storage=[4096])
+    self_overlap_rejected(softmax_phase1(tensor([4, 8], p), zt)[2],
+                          "aclnnSoftmaxGetWorkspaceSize", "out")
+    ret = aclnn.aclnnSoftmaxBackwardGetWorkspaceSize(tensor([4, 8], p),
+                                                     tensor([4, 8], p, offset=32), 1, zt)[2]
+    self_overlap_rejected(ret, "aclnnSoftmaxBackwardGetWorkspaceSize", "out")
+    self_overlap_rejected(aclnn.aclnnInplaceHardsigmoidGetWorkspaceSize(zt)[2],
+                          "aclnnInplaceHardsigmoidGetWorkspaceSize", "self")
+    # no witness pair by equal strides: [5, 5] with strides [2, 3] (2*3 == 3*2)
+    ct = tensor([5, 5], q, strides=[2, 3], storage=[4096])
+    self_overlap_rejected(softmax_phase1(tensor([5, 5], p), ct)[2],
+                          "aclnnSoftmaxGetWorkspaceSize", "out", "[3, 0]", "[0, 2]")
+
+
+def test_self_overlapping_input_and_disjoint_strided_out_work(dev, stream):
+    """Aliasing inputs are fine: self is one row broadcast by a stride of 0 ([4, 6], strides
+    [0, 1]); out is a permuted, non-dense view that does not alias ([3, 2] over strides [2, 3]
+    fails the simple sorted-stride test yet reaches 6 distinct elements)."""
+    row = np.array([0.5, -1, 2, 7, 3, -3], dtype=np.float32)
+    p = dev.upload(row)
+    xt = tensor([4, 6], p, strides=[0, 1], storage=[6])
+    q = dev.upload(np.zeros(24, dtype=np.float32))
+    yt = tensor([4, 6], q)
+    ws, ex, ret = softmax_phase1(xt, yt)
+    assert ret == 0, take_msg()
+    assert aclnn.aclnnSoftmax(dev.malloc(ws) if ws else None, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    x = np.broadcast_to(row, (4, 6))
+    golden.assert_close(dev.download(q, (4, 6), np.float32), golden.softmax(x, 1),
+                        np.dtype(np.float32))
+    a = np.array([[1, 2], [3, -4], [0, 5]], dtype=np.float32)
+    xt2 = tensor([3, 2], dev.upload(a))
+    r = dev.upload(np.zeros(8, dtype=np.float32))
+    yt2 = tensor([3, 2], r, strides=[2, 3], storage=[8])
+    ws, ex, ret = softmax_phase1(xt2, yt2)
+    assert ret == 0, take_msg()
+    assert aclnn.aclnnSoftmax(dev.malloc(ws) if ws else None, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    flat = dev.download(r, (8,), np.float32)
+    got = np.array([[flat[2 * i + 3 * j] for j in range(2)] for i in range(3)])
+    golden.assert_close(got, golden.softmax(a, 1), np.dtype(np.float32))
+
+
 @pytest.mark.parametrize("shift", [1, 3], ids=["one-element", "one-row"])
 def test_partial_overlap_at_rebinding(repeatable, dev, stream, shift):
     ex, pair = repeatable

@@ -80,3 +80,52 @@ def test_private_streams_of_finished_threads_are_released():
     assert len(results) == 8
     np.testing.assert_allclose(results[-1], np.full((2, 3), 1 / 3), rtol=1e-6)
     assert len(runtime.S.streams) <= before + 1
+
+
+# ------------------------------------------------------------- a device list that is bad ----
+
+_BAD_DEVICES = """
+import numpy as np
+import aclnn_py
+from aclnn_py import acl
+from aclnn_py import functional as F
+for when in ("before acl.init", "after acl.init"):
+    for x in (np.ones((2, 3), np.float32), np.ones((0, 3), np.float32)):
+        try:
+            F.softmax(x, 1)
+        except aclnn_py.AclnnParamError as exc:
+            print(when, exc.code, str(exc).replace("\\n", " "))
+        else:
+            print(when, "computed")
+    if when == "before acl.init":
+        print("init", acl.init())
+"""
+
+
+@pytest.mark.parametrize("var,value,says", [
+    ("ASCEND_RT_VISIBLE_DEVICES", "garbage", "'garbage'"),
+    ("ASCEND_RT_VISIBLE_DEVICES", "0,0", "0,0"),
+    ("ACLNN_EMU_DEVICE_COUNT", "0", "ACLNN_EMU_DEVICE_COUNT"),
+    ("ACLNN_EMU_DEVICE_COUNT", "65", "ACLNN_EMU_DEVICE_COUNT"),
+])
+def test_a_bad_device_list_raises(var, value, says):
+    """docs/configuration.md: a bad value met by a call makes the functional layer raise the
+    matching AclnnError; for the device list that is ACL_ERROR_INVALID_PARAM (100000, the code
+    acl.init returns for it), before and after acl.init, also for an empty array (issue 22,
+    item 7: the layer computed on device 0 regardless)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ASCEND_RT_VISIBLE_DEVICES", "ACLNN_EMU_DEVICE_COUNT")}
+    env[var] = value
+    proc = subprocess.run([sys.executable, "-c", _BAD_DEVICES], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[2] == "init 100000", lines
+    calls = lines[:2] + lines[3:]
+    assert len(calls) == 4, lines
+    for line in calls:
+        assert " 100000 " in line and var in line and says in line, line

@@ -131,6 +131,15 @@ _AFTER_KILL = {
     ("reset_device", "memset_async"): 107000,
     ("reset_device", "softmax_phase2"): 161002,  # tensor memory not live at phase 2
     ("reset_device", "synchronize_device"): 107002,  # the thread's context was destroyed
+    # stream 0: the current context's default stream (looked up without the lock)
+    ("destroy_stream", "synchronize_default"): 0,  # another stream died, not this one
+    ("destroy_stream", "softmax_phase2_default"): 0,
+    ("reset_device", "synchronize_default"): 107002,  # the context is gone: no default stream
+    ("reset_device", "softmax_phase2_default"): 161002,  # tensors first: their memory is freed
+    ("destroy_context", "synchronize_default"): 107002,
+    ("destroy_context", "softmax_phase2_default"): 361001,  # the stream cannot be used
+    ("destroy_context", "synchronize_stream"): 107017,  # its explicit streams went with it
+    ("destroy_context", "softmax_phase2"): 361001,
 }
 
 _HANDLE_RACE = """
@@ -144,6 +153,9 @@ n = x.nbytes
 
 def setup():
     assert acl.rt.set_device(0) == 0
+    if KILLER == "destroy_context":  # a context of its own, current in this thread too
+        ctx, ret = acl.rt.create_context(0)
+        assert ret == 0 and acl.rt.set_context(ctx) == 0
     ctx, ret = acl.rt.get_context()
     assert ret == 0
     s, ret = acl.rt.create_stream()
@@ -170,6 +182,10 @@ def call(s, d, o, ex):
         return acl.rt.memset_async(o, n, 0, n, s)
     if VICTIM == "softmax_phase2":
         return aclnn.aclnnSoftmax(None, 0, ex, s)
+    if VICTIM == "synchronize_default":
+        return acl.rt.synchronize_stream(0)
+    if VICTIM == "softmax_phase2_default":
+        return aclnn.aclnnSoftmax(None, 0, ex, 0)
     return acl.rt.synchronize_device()
 
 
@@ -193,6 +209,8 @@ for it in range(ITERS):
     time.sleep(random.uniform(0, 2 * DELAY))
     if KILLER == "destroy_stream":
         expect("aclrtDestroyStream", acl.rt.destroy_stream(s), 0)
+    elif KILLER == "destroy_context":
+        expect("aclrtDestroyContext", acl.rt.destroy_context(ctx), 0)
     else:
         expect("aclrtResetDevice", acl.rt.reset_device(0), 0)
     killed.set()
@@ -200,12 +218,14 @@ for it in range(ITERS):
     for c in codes[:-1]:
         expect(f"iteration {{it}}: {{VICTIM}} racing {{KILLER}}", c, SPEC_CODES)
     expect(f"iteration {{it}}: {{VICTIM}} after {{KILLER}}", codes[-1][1], AFTER_KILL)
-    if KILLER == "destroy_stream" and 0 in codes[:-1] and VICTIM in (
-            "memcpy_async", "memset_async", "softmax_phase2"):
+    if VICTIM == "softmax_phase2_default" and KILLER == "destroy_stream":
+        expect("synchronize_stream(0)", acl.rt.synchronize_stream(0), 0)
+    if KILLER in ("destroy_stream", "destroy_context") and 0 in codes[:-1] and VICTIM in (
+            "memcpy_async", "memset_async", "softmax_phase2", "softmax_phase2_default"):
         # work accepted on the stream ran before aclrtDestroyStream returned
         got = np.full_like(x, 5.0)
         expect("aclrtMemcpy D2H", acl.rt.memcpy(ptr(got), n, o, n, D2H), 0)
-        if VICTIM == "softmax_phase2":
+        if VICTIM.startswith("softmax_phase2"):
             try:
                 golden.assert_close(got, golden.softmax(x, 1), golden.F32, what="softmax out")
             except AssertionError as exc:
@@ -215,7 +235,10 @@ for it in range(ITERS):
             expect(f"iteration {{it}}: out holds what the accepted {{VICTIM}} wrote",
                    int(np.array_equal(got, want)), 1)
     # the runtime goes on working
-    if KILLER == "destroy_stream":
+    if KILLER in ("destroy_stream", "destroy_context"):
+        if KILLER == "destroy_context":  # this thread's context went too: back to the device's
+            expect("aclrtSetDevice", acl.rt.set_device(0), 0)
+            expect("aclrtResetDevice", acl.rt.reset_device(0), 0)
         expect("synchronize_stream(None) after the race", acl.rt.synchronize_stream(None), 0)
         expect("aclDestroyAclOpExecutor", aclnn.aclDestroyAclOpExecutor(ex), 0)
         expect("aclrtFree", acl.rt.free(d), 0)
@@ -228,13 +251,13 @@ for it in range(ITERS):
 """
 
 
-@pytest.mark.parametrize("victim", ["synchronize_stream", "memcpy_async", "memset_async",
-                                    "softmax_phase2", "synchronize_device"])
-@pytest.mark.parametrize("killer", ["destroy_stream", "reset_device"])
+@pytest.mark.parametrize("killer,victim", sorted(_AFTER_KILL))
 def test_handle_destroyed_while_another_thread_uses_it(tmp_path, killer, victim):
-    """Thread A destroys a stream (aclrtDestroyStream, or aclrtResetDevice of its device) while
-    thread B keeps calling ``victim`` on it: every call of B returns a code of the contract,
-    the call after the destruction the exact one, and the process neither hangs nor crashes."""
+    """Thread A destroys a stream (aclrtDestroyStream, aclrtResetDevice of its device, or
+    aclrtDestroyContext of its context) while thread B keeps calling ``victim`` on it (the
+    ``_default`` victims pass stream 0, the current context's default stream, which phase 2 and
+    synchronize look up without the lock): every call of B returns a code of the contract, the
+    call after the destruction the exact one, and the process neither hangs nor crashes."""
     body = _HANDLE_RACE.format(killer=killer, victim=victim, iters=60,
                                after=_AFTER_KILL[(killer, victim)])
     run_scenario(tmp_path, body)

@@ -301,6 +301,14 @@ def test_c_program_runtime_meta_and_errors(toolkit, tmp_path):
     assert code["malloc_zero"] == ACL_ERROR_INVALID_PARAM
     assert code["malloc_null"] == ACL_ERROR_INVALID_PARAM and "devPtr" in text["malloc_null"]
     assert code["count_gt_destmax"] == ACL_ERROR_RT_PARAM_INVALID
+    # counts no array holds (issue 22, item 6): NULL and 161002 naming the size, as
+    # aclCreateTensor does, not 561000 "internal error of the emulator"
+    for name, count in (("int_array_70000", 70000), ("int_array_2_64", 2**64 - 1),
+                        ("tensor_dims_70000", 70000)):
+        assert code[name] == 1, (name, text[name])  # the handle is NULL
+        assert "aclCreate" in text[name] and f"ERROR: {ACLNN_ERR_PARAM_INVALID} " in text[name]
+        assert f"{count} is larger than 65536" in text[name] and "internal" not in text[name]
+    assert r["int_array_3"] == ["1", "0"] and r["int_array_3_size"] == ["3"]
     # a device pointer freed in C, then used: the codes docs/return_codes.md gives
     assert code["freed_memcpy"] == ACL_ERROR_RT_PARAM_INVALID
     assert "freed" in text["freed_memcpy"]

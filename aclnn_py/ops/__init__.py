@@ -14,6 +14,7 @@ on the emulated SoC), then the plan. The second phase is ``executor.run`` for ev
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -378,6 +379,93 @@ def check_overlap(inputs, outputs) -> None:
                          f"dtype, shape and strides), so the result would be undefined.")
 
 
+def self_overlap(dims, strides) -> tuple[Optional[bool], Optional[tuple]]:
+    """Whether two distinct indices of a view (element ``strides``) reach the same element:
+    (True, witness), (False, None) or (None, None) when undecided.
+
+    The witness is a pair of index tuples, or None when only counting proves the overlap. Sizes
+    of 1 never overlap, nor does an empty view; a stride of 0 under a size above 1 does. Dims
+    sorted by |stride| (a sign flip maps indices one to one, keeping offset differences): the
+    largest whose stride exceeds the span of all smaller ones repeats a set of offsets at
+    disjoint places, so it is peeled off while that holds; the rest (the core) overlaps iff the
+    view does. A core of at most MAX_OVERLAP_ELEMENTS elements is enumerated exactly; a larger
+    one overlaps when it has more elements than its span holds offsets (pigeonhole, strides
+    divided by their gcd), and is undecided otherwise."""
+    if any(d == 0 for d in dims):
+        return False, None
+    live = [(abs(s), k) for k, (d, s) in enumerate(zip(dims, strides)) if d != 1]
+    zero = next((k for s, k in live if s == 0), None)
+    if zero is not None:
+        return True, _witness(dims, [(zero, 0)], [(zero, 1)])
+    live.sort()
+    ext = [0]
+    for s, k in live:
+        ext.append(ext[-1] + s * (dims[k] - 1))
+    n = len(live)
+    while n and live[n - 1][0] > ext[n - 1]:
+        n -= 1
+    if n == 0:
+        return False, None
+    core = [k for _, k in live[:n]]
+    g = 0
+    for _, k in live[:n]:
+        g = math.gcd(g, abs(strides[k]))
+    count = math.prod(dims[k] for k in core)
+    if count > MAX_OVERLAP_ELEMENTS or ext[n] >= 1 << 62:  # (int64 offsets below)
+        if count <= ext[n] // g + 1:
+            return None, None
+        for x in range(n - 1):  # a witness when two dims step alike (the common mistake)
+            (sa, ka), (sb, kb) = live[x], live[x + 1]
+            if sa == sb:
+                if strides[ka] == strides[kb]:
+                    return True, _witness(dims, [(ka, 1)], [(kb, 1)])
+                return True, _witness(dims, [(ka, 1), (kb, 1)], [])
+        return True, None
+    import numpy as np
+
+    offs = np.zeros(1, dtype=np.int64)
+    for k in core:  # row-major over the core dims, in sorted order
+        offs = (offs[:, None] + np.arange(dims[k], dtype=np.int64) * strides[k]).ravel()
+    order = np.argsort(offs, kind="stable")
+    same = np.flatnonzero(offs[order[1:]] == offs[order[:-1]])
+    if not len(same):
+        return False, None
+    i, j = (np.unravel_index(int(order[same[0] + m]), [dims[k] for k in core]) for m in (0, 1))
+    return True, _witness(dims, list(zip(core, map(int, i))), list(zip(core, map(int, j))))
+
+
+def _witness(dims, a: list, b: list) -> tuple:
+    """Two index tuples of a view: 0 everywhere but at the (dim, index) pairs given."""
+    ia, ib = [0] * len(dims), [0] * len(dims)
+    for k, v in a:
+        ia[k] = v
+    for k, v in b:
+        ib[k] = v
+    return tuple(ia), tuple(ib)
+
+
+def check_self_overlap(outputs) -> None:
+    """Reject(161002) when an output's view reaches one element by two indices (strides that
+    make elements alias, e.g. [64, 4032] with strides [1, 1]): threads writing the aliases
+    would race, so the bytes would depend on the thread count. ``outputs``: (name, aclTensor)
+    pairs. Inputs may alias (broadcast-like views are read only)."""
+    for name, t in outputs:
+        if t is None or t.is_empty() or t.is_contiguous():
+            continue
+        hit, witness = self_overlap(tuple(t.view_dims), tuple(t.strides))
+        if not hit:
+            continue
+        if witness is not None:
+            how = (f"its elements {list(witness[0])} and {list(witness[1])} are the same "
+                   "memory")
+        else:
+            how = (f"its {t.numel()} elements lie at fewer distinct offsets, so some share "
+                   "memory")
+        raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                     f"Tensor {name} ({_desc(t)}) overlaps itself: {how}. An output whose "
+                     f"elements alias is not allowed: the result would be undefined.")
+
+
 def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
                        soc: Optional[SocProfile] = None, attrs: Optional[dict] = None,
                        check_memory: bool = True):
@@ -421,6 +509,7 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
             _remember(key, [Plan(), None, None])
             return 0, aclOpExecutor(op.name, Plan(), inputs, outputs, -1), 0
         device = _view_checks(api, call, check_memory)
+        check_self_overlap(outputs)
         if check_memory:
             check_overlap([(n, t, t.data) for n, t in inputs if t is not None],
                           [(n, t, t.data) for n, t in outputs if t is not None])

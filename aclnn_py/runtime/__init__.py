@@ -96,6 +96,7 @@ from .state import (
     S,
     Stream,
     current,
+    current_default_stream,
     current_device,
     lookup,
     ptr,
@@ -160,6 +161,6 @@ __all__ = [
     "create_event", "destroy_event", "record_event", "reset_event", "stream_wait_event",
     "query_event_status", "synchronize_event", "event_elapsed_time", "create_event_with_flag",
     # state
-    "S", "Stream", "Context", "Event", "current", "current_device", "lookup", "ptr",
-    "require_int",
+    "S", "Stream", "Context", "Event", "current", "current_default_stream", "current_device",
+    "lookup", "ptr", "require_int",
 ]

@@ -101,6 +101,18 @@ def current() -> Optional[Context]:
     return None
 
 
+def current_default_stream() -> Optional[Stream]:
+    """The default stream of this thread's current context while that context is live, or None;
+    without the lock (dict and attribute reads, atomic under the GIL). A context destroyed by
+    another thread right after is no different from a stream destroyed during a call: the C
+    core's handle lookup answers 107017 and the caller says so. The launch and synchronize
+    paths' shortcut for stream 0 / None (a miss takes the locked path, with its messages)."""
+    ctx = getattr(S.tls, "ctx", None)
+    if ctx is None or ctx.handle not in S.contexts:
+        return None
+    return ctx.default_stream
+
+
 def current_device(api: str) -> tuple[int, int]:
     """(device of this thread's current context, 0), or (-1, recorded 107002)."""
     ctx = current()

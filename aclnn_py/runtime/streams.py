@@ -15,7 +15,7 @@ from ..enums import TaskType
 from ..status import aclError as E
 from ..status import record
 from .core import ffi, last_c_msg, lib, msg_text, new_msg
-from .state import Context, S, Stream, current, lookup, ptr, require_int
+from .state import Context, S, Stream, current, current_default_stream, lookup, ptr, require_int
 
 # ---------------------------------------------------------------------- C stream handles ----
 
@@ -146,9 +146,13 @@ def synchronize_stream(stream) -> int:
     synchronize (507013 copy, 507015 operator) with its message; 107017 / 107002 for a bad
     stream."""
     api = "aclrtSynchronizeStream"
-    # a live explicit stream: no lock (the C core holds its own reference for the call, and
-    # answers 107017 if another thread destroys the stream meanwhile) and no message buffer
-    st = S.streams.get(stream) if type(stream) is int and stream else None
+    # a live explicit stream, or the live current context's default one: no lock (the C core
+    # holds its own reference for the call, and answers 107017 if another thread destroys the
+    # stream meanwhile) and no message buffer
+    if type(stream) is int:
+        st = S.streams.get(stream) if stream else current_default_stream()
+    else:
+        st = current_default_stream() if stream is None else None
     if st is None:
         with S.lock:
             st, ret = resolve_stream(api, stream)

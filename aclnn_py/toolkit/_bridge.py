@@ -370,7 +370,11 @@ def aclCreateScalar(value: int, data_type: int) -> int:
 
 @_callback("aclCreateIntArray", 0)
 def aclCreateIntArray(value_p, size: int) -> int:
-    values = None if value_p == ffi.NULL else _ints("aclCreateIntArray", "size", value_p, size)
+    api = "aclCreateIntArray"
+    if size > MAX_DIMS:  # the caller's mistake, as aclCreateTensor's counts: never read
+        record(api, ACLNN_ERR_PARAM_INVALID, f"size {size} is larger than {MAX_DIMS}")
+        return 0
+    values = None if value_p == ffi.NULL else _ints(api, "size", value_p, size)
     array = aclnn.aclCreateIntArray(values)
     return 0 if array is None else INT_ARRAYS.add(array)
 

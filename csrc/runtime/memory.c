@@ -32,6 +32,13 @@
 #include <unistd.h>
 
 #define ALIGN_BYTES 64
+/* Allocations of at least HUGE_MIN bytes are carved from the upper half of a device's range,
+ * which is advised MADV_HUGEPAGE, at HUGE_ALIGN-aligned addresses: touching them (the poison
+ * fill, then the user) takes one page fault per 2 MiB instead of one per 4 KiB, as NumPy's large
+ * arrays do (it advises MADV_HUGEPAGE from 4 MiB). Smaller ones stay in the lower half, advised
+ * MADV_NOHUGEPAGE, so that a small allocation never commits a huge page. */
+#define HUGE_MIN (4ull << 20)
+#define HUGE_ALIGN (2ull << 20)
 #define FREED_RING 4096 /* freed allocations remembered for messages only */
 
 typedef struct {
@@ -50,7 +57,7 @@ typedef struct {
 typedef struct {
     uintptr_t base; /* 0 until the first allocation on the device */
     uint64_t size;
-    uint64_t cursor; /* offset where the next search starts */
+    uint64_t cursor[2]; /* offsets where the next search starts: small and large allocations */
     free_block *blocks; /* sorted by offset, coalesced */
     int64_t nblocks, cap;
     uint64_t used; /* CANN-accounted bytes in use */
@@ -151,7 +158,12 @@ static int reserve_space(device_space *sp)
         sp->blocks[0] = (free_block){0, size};
         sp->base = (uintptr_t)p;
         sp->size = size;
-        sp->cursor = 0;
+        sp->cursor[0] = 0;
+        sp->cursor[1] = size / 2;
+        /* hints: without transparent huge pages (EINVAL) large allocations use small pages;
+         * small ones never get huge pages, whatever the system's default ("always") */
+        madvise((void *)sp->base, (size_t)(size / 2), MADV_NOHUGEPAGE);
+        madvise((void *)(sp->base + size / 2), (size_t)(size / 2), MADV_HUGEPAGE);
         return 0;
     }
     return -1;
@@ -170,23 +182,30 @@ static int blocks_room(device_space *sp)
     return 0;
 }
 
-/* Takes len bytes (a multiple of 64) next-fit from the cursor; the offset or -1. */
-static int64_t space_take(device_space *sp, uint64_t len)
+/* Takes len bytes (a multiple of 64) next-fit from the cursor of window w (0: the lower half of
+ * the range, small allocations; 1: the upper half, large ones), at an address that is a multiple
+ * of align; then anywhere in the range (a full window). The offset or -1. */
+static int64_t space_take(device_space *sp, uint64_t len, int w, uint64_t align)
 {
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < 3; pass++) {
+        uint64_t lo = pass == 2 ? 0 : w ? sp->size / 2 : 0;
+        uint64_t hi = pass == 2 || w ? sp->size : sp->size / 2;
+        uint64_t a = pass == 2 ? ALIGN_BYTES : align;
         for (int64_t i = 0; i < sp->nblocks; i++) {
             free_block *b = &sp->blocks[i];
-            uint64_t start = b->off;
+            uint64_t start = b->off > lo ? b->off : lo;
+            uint64_t end = b->off + b->len < hi ? b->off + b->len : hi;
             if (pass == 0) {
-                if (b->off + b->len <= sp->cursor)
+                if (end <= sp->cursor[w])
                     continue;
-                if (start < sp->cursor)
-                    start = sp->cursor;
+                if (start < sp->cursor[w])
+                    start = sp->cursor[w];
             }
-            if (b->off + b->len - start < len)
+            start = (sp->base + start + a - 1) / a * a - sp->base;
+            if (start >= end || end - start < len)
                 continue;
             /* split b into [off, start) and [start + len, end) */
-            uint64_t end = b->off + b->len;
+            end = b->off + b->len;
             uint64_t left = start - b->off, right = end - (start + len);
             if (left && right) {
                 if (blocks_room(sp) != 0)
@@ -207,7 +226,8 @@ static int64_t space_take(device_space *sp, uint64_t len)
                         (size_t)(sp->nblocks - i - 1) * sizeof *sp->blocks);
                 sp->nblocks--;
             }
-            sp->cursor = start + len;
+            if (pass < 2)
+                sp->cursor[w] = start + len;
             return (int64_t)start;
         }
     }
@@ -319,6 +339,7 @@ int emu_mem_alloc(int32_t device, uint64_t size, uint64_t limit, int poison, int
     uint64_t reserved = ((size + 31) / 32) * 32 + (pad ? 32 : 0);
     if (reserved < size || reserved > EMU_DEVICE_VA_BYTES)
         return EMU_ACL_ERROR_RT_MEMORY_ALLOCATION;
+    uintptr_t base = 0;
     write_lock();
     int rc = EMU_ACL_ERROR_RT_MEMORY_ALLOCATION;
     device_space *sp = &spaces[device];
@@ -335,21 +356,25 @@ int emu_mem_alloc(int32_t device, uint64_t size, uint64_t limit, int poison, int
         table = grown;
         table_cap = cap;
     }
-    int64_t off = space_take(sp, span);
+    int large = span >= HUGE_MIN;
+    int64_t off = space_take(sp, span, large, large ? HUGE_ALIGN : ALIGN_BYTES);
     if (off < 0)
         goto out;
-    uintptr_t base = sp->base + (uint64_t)off;
-    if (poison)
-        memset((void *)base, poison_byte & 0xff, (size_t)reserved);
+    base = sp->base + (uint64_t)off;
     int64_t at = find_index(base) + 1;
     memmove(table + at + 1, table + at, (size_t)(table_len - at) * sizeof *table);
     table[at] = (alloc_entry){base, size, reserved, span, next_id++, device};
     table_len++;
     sp->used += reserved;
-    *out_ptr = base;
     rc = 0;
 out:
     pthread_rwlock_unlock(&table_lock);
+    /* The poison, outside the lock (a 1 GiB fill must not stall every stream's tasks): nobody
+     * else has the address yet, and queued tasks that name older allocations check ids. */
+    if (rc == 0 && poison)
+        memset((void *)base, poison_byte & 0xff, (size_t)reserved);
+    if (rc == 0)
+        *out_ptr = base;
     return rc;
 }
 

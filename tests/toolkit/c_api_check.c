@@ -149,6 +149,21 @@ int main(void)
         report("malloc_zero", aclrtMalloc(&none, 0, ACL_MEM_MALLOC_HUGE_FIRST));
     }
     report("malloc_null", aclrtMalloc(NULL, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    {   /* counts no array holds: refused as the caller's mistake, nothing read */
+        int64_t *many = calloc(70000, sizeof *many), few[3] = {1, 2, 3};
+        aclIntArray *a = aclCreateIntArray(many, 70000);
+        report("int_array_70000", a == NULL);
+        a = aclCreateIntArray(few, UINT64_MAX);
+        report("int_array_2_64", a == NULL);
+        report("tensor_dims_70000", aclCreateTensor(many, 70000, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND,
+                                                    many, 70000, y) == NULL);
+        a = aclCreateIntArray(few, 3);
+        uint64_t size = 0;
+        printf("int_array_3 %d %d\n", a != NULL, a ? aclGetIntArraySize(a, &size) : -1);
+        printf("int_array_3_size %d\n", (int)size);
+        aclDestroyIntArray(a);
+        free(many);
+    }
     report("count_gt_destmax", aclrtMemcpy(result, 4, x, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
 
     /* a device pointer freed, then used by a copy and by an operator */
