@@ -9,6 +9,9 @@ Three layers (see README.md):
 
 from __future__ import annotations
 
+from . import acl, aclnn, functional
+from . import diagnostics as _diagnostics
+from ._version import __version__
 from .status import (
     AclnnError,
     AclnnInternalError,
@@ -17,11 +20,6 @@ from .status import (
     AclnnRuntimeError,
     check,
 )
-
-__version__ = "0.1.0"
-
-from . import acl, aclnn, functional  # noqa: E402
-from . import diagnostics as _diagnostics  # noqa: E402
 
 _diagnostics.refresh()  # ACLNN_EMU_CHECK, ACLNN_EMU_TRACE, ASCEND_GLOBAL_LOG_LEVEL
 

@@ -416,7 +416,8 @@ def import_torch(use: bool = True):
 
 
 def machine_info(threads: list, torch=None, numpy: bool = True) -> dict:
-    from . import __version__, config, runtime
+    from . import config, runtime
+    from ._version import __version__
 
     llc = llc_bytes()
     return {

@@ -21,6 +21,7 @@ from .runtime.launch import TaskSpec
 from .status import aclnnStatus as S
 from .status import record
 from .tensor import aclTensor, numel
+from .views import Reject, check_overlap, check_view_memory
 
 READY, CONSUMED, DESTROYED = "ready", "consumed", "destroyed"
 WORKSPACE_ALIGN = 8  # the largest element the kernels load from the workspace
@@ -233,9 +234,6 @@ def _check_rebind(api: str, ex: aclOpExecutor, kind: str, index: int, label: str
     """Phase 1's view checks for the tensor at its new address (null, alignment, live device
     memory, bounds), on the executor's device, and no partial overlap between an input and an
     output with the new address. 0, or a recorded 161002."""
-    from .ops import check_overlap, check_view_memory
-    from .ops._checks import Reject
-
     what = f"addr 0x{addr:x} for {kind} {index} ({label})"
     try:
         if not bound_tensor.is_empty():

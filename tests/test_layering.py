@@ -143,6 +143,72 @@ def test_one_device_range_check():
                       "ALLOWED_RANGE_CHECKERS"
 
 
+# ------------------------------------------------------------ Python: no circles ------
+
+# The package's layers, bottom first: a module imports (at its top or inside a function) only
+# modules of its own layer or of layers below it. "" is the package itself (aclnn_py/__init__).
+LAYERS = ["_emu", "_version", "status", "codes", "cint", "dtypes", "enums", "soc", "config",
+          "runtime", "tensor", "plan", "views", "executor", "onednn", "ops", "acl", "aclnn",
+          "diagnostics", "functional", "custom", "bench", "toolkit", "samples", "cli", "__main__",
+          "_build", ""]
+
+
+def _py_graph() -> dict[str, set[str]]:
+    """Which package module imports which (each import resolved to the deepest module that
+    exists: ``from .ops import check_overlap`` is an import of aclnn_py.ops)."""
+    srcs = _sources()
+    modules = {_module_name(rel) for rel in srcs} | {"aclnn_py._emu"}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for rel, path in srcs.items():
+        name = _module_name(rel)
+        package = name if rel.endswith("__init__.py") else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=rel)):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                # from PKG import SUBMODULE imports the submodule; from MOD import NAME, MOD
+                targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in modules else module
+                           for a in node.names]
+            else:
+                continue
+            for imported in targets:
+                while imported not in modules and "." in imported:
+                    imported = imported.rpartition(".")[0]
+                if imported in modules and imported != name:
+                    graph[name].add(imported)
+    return graph
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_python_modules_have_no_import_circles():
+    """No module of the package imports, directly or through others, a module that imports it:
+    phase 1 no longer walks between ops and the executor (the view checks live in
+    aclnn_py/views.py below both), the SoC profiles do not import the operators (they declare
+    themselves), acl.init does not import the diagnostics (they register a hook)."""
+    graph = _py_graph()
+    assert "aclnn_py.views" in graph["aclnn_py.executor"]  # the scan resolves imports
+    assert _cycles(graph) == []
+
+
+def test_each_layer_imports_only_the_layers_below_it():
+    graph = _py_graph()
+    unknown = sorted({_layer(m) for m in graph} - set(LAYERS))
+    assert not unknown, f"add {unknown} to LAYERS in tests/test_layering.py"
+    upward = [(m, d) for m, deps in sorted(graph.items()) for d in sorted(deps)
+              if LAYERS.index(_layer(d)) > LAYERS.index(_layer(m))]
+    assert upward == []
+
+
 # ------------------------------------------------------------------- C: no circles ------
 
 CSRC = Path(__file__).resolve().parent.parent / "csrc"

@@ -41,7 +41,6 @@ from __future__ import annotations
 import atexit
 import bisect
 import logging
-import os
 import threading
 import weakref
 from typing import Any, Callable, Optional
@@ -52,7 +51,7 @@ from ..executor import READY, aclOpExecutor
 from ..status import aclError as E
 from ..status import record
 from . import strided
-from .wrap import site_text, user_site
+from .sites import site_text, user_site
 
 LOG = logging.getLogger("aclnn_py.check")
 HOST = "host"
@@ -283,6 +282,13 @@ class Checker:
             LOG.exception("internal error of the checkers after %s (its result is unchanged)",
                           api)
             return result
+
+    def restart(self) -> None:
+        """fork(): in the child, forget the parent's streams, events and memory and start afresh
+        with the same checks."""
+        atexit.unregister(self._at_exit)
+        self.__init__(frozenset(name for name in ("race", "init", "leak")  # type: ignore[misc]
+                                if getattr(self, name)))
 
     def close(self) -> None:
         """The checkers are switched off (the configuration changed): report what is left."""
@@ -862,22 +868,6 @@ class Checker:
         lines = "\n".join(f"  - {item}" for item in items)
         LOG.warning("leak: at %s, %d object(s) the program created %s still alive:\n%s", when,
                     len(items), "is" if len(items) == 1 else "are", lines)
-
-
-def _after_fork_in_child() -> None:
-    """fork(): the child has none of the parent's streams, events or device memory (the runtime
-    starts afresh there), so the checkers start afresh too."""
-    from .wrap import active
-
-    checker = active().checker
-    if checker is not None:
-        atexit.unregister(checker._at_exit)
-        checker.__init__(frozenset(name for name in ("race", "init", "leak")
-                                   if getattr(checker, name)))
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 __all__ = ["Checker", "Op", "Shadow", "LOG", "FAULT_KERNEL", "FAULT_DMA"]

@@ -13,13 +13,12 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+from .sites import site_text, user_site  # noqa: F401  (re-exported: apilog, checks, trace)
 
 
 @dataclass(frozen=True)
@@ -34,23 +33,6 @@ class Features:
     @property
     def on(self) -> bool:
         return bool(self.checks) or self.trace is not None or self.log_level not in (None, 4)
-
-
-def user_site(depth: int = 1) -> Optional[tuple[str, int, str]]:
-    """(file, line, function) of the innermost caller outside the aclnn_py package: where the
-    program called the API."""
-    f: Any = sys._getframe(depth)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
-        f = f.f_back
-    if f is None:
-        return None
-    return f.f_code.co_filename, f.f_lineno, f.f_code.co_name
-
-
-def site_text(site: Optional[tuple[str, int, str]]) -> str:
-    if site is None:
-        return "an unknown place"
-    return f"{site[0]}:{site[1]} in {site[2]}"
 
 
 # ----------------------------------------------------------------------- C names of the API --
@@ -241,3 +223,15 @@ def configure(checks: frozenset, trace: Optional[str], log_level: Optional[int],
 
 __all__ = ["Features", "configure", "current", "active", "installed", "user_site", "site_text",
            "ret_of"]
+
+
+def _after_fork_in_child() -> None:
+    """fork(): the child has none of the parent's streams, events or device memory (the runtime
+    starts afresh there), so the checkers start afresh too."""
+    checker = _ACTIVE.checker
+    if checker is not None:
+        checker.restart()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -11,15 +11,11 @@ from typing import Optional
 from .. import dtypes
 from ..soc import CLASS_A2A3, CLASS_BASE
 from ..status import aclnnStatus as S
+from ..views import Reject  # noqa: F401  (re-exported: the checks raise it)
 
 MAX_DIMS = 8
 
 
-class Reject(Exception):
-    def __init__(self, code: int, text: str):
-        super().__init__(text)
-        self.code = int(code)
-        self.text = text
 
 
 def _names(dts) -> str:

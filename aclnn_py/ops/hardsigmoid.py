@@ -16,7 +16,7 @@ from ..dtypes import aclDataType as D
 from ..enums import Kernel as K
 from ..plan import Step, cast, contiguous, finish_into, user_buf
 from ..tensor import numel
-from . import OpDef, _checks, register
+from . import _checks
 from ._checks import (
     ACLNN,
     FUNCTIONAL,
@@ -29,6 +29,7 @@ from ._checks import (
     SameShape,
 )
 from .decl import EMPTY_LAST, INOUT, INPUT, OUTPUT, Arg, Bench, BenchCase, FunctionalSpec, Kernel
+from .opdef import OpDef, register
 
 ALPHA = 1.0 / 6.0  # as a double; the kernels round it to float32 (== 1.0f/6.0f) for f32/f16/bf16
 BETA = 0.5

@@ -14,7 +14,7 @@ from .. import onednn, soc
 from ..dtypes import aclDataType as D
 from ..enums import Kernel as K
 from ..plan import Step, cast, contiguous, finish_into, user_buf
-from . import OpDef, _checks, register
+from . import _checks
 from ._checks import (
     ACLNN,
     Bf16OnSoc,
@@ -38,6 +38,7 @@ from .decl import (
     FunctionalSpec,
     Kernel,
 )
+from .opdef import OpDef, register
 
 F32, F16, F64, BF16 = D.ACL_FLOAT, D.ACL_FLOAT16, D.ACL_DOUBLE, D.ACL_BF16
 I8, U8 = D.ACL_INT8, D.ACL_UINT8
