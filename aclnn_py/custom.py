@@ -558,9 +558,8 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
                               f"definition does not list{before}; the supported combinations "
                               f"are {_combos_text(labels, combos)}.")
             alive = keep
-    # views, device memory, one device, no output overlapping an input
-    from .ops import MAX_VIEW_BYTES, check_overlap, check_view_memory
-    from .ops._checks import Reject
+    # views, device memory, one device, no output aliasing itself or overlapping an input
+    from .views import Reject, check_overlap, check_self_overlap, check_views
 
     flat_in: list = []
     dynamic: dict = {}
@@ -575,25 +574,9 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
         raise _Reject(S.ACLNN_ERR_PARAM_INVALID,
                       f"{len(flat_in) + len(flat_out)} tensors in one call of {desc.op}; the "
                       f"emulator takes at most {MAX_TENSORS}.")
-    device = None
     try:
-        for label, t in flat_in + flat_out:
-            if any(d < 0 for d in t.view_dims):
-                raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                             f"Tensor {label} has a negative dim in its view shape "
-                             f"{list(t.view_dims)}.")
-            if t.is_empty():
-                continue
-            if t.numel() * t.itemsize > MAX_VIEW_BYTES:
-                raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                             f"Tensor {label} has {t.numel()} elements, more than any device "
-                             f"holds ({MAX_VIEW_BYTES} bytes).")
-            dev = check_view_memory(label, t)
-            if device is not None and dev != device:
-                raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                             f"Tensor {label} is on device {dev} but the tensors before it are "
-                             f"on device {device}.")
-            device = dev
+        device = check_views(flat_in + flat_out)
+        check_self_overlap(flat_out)
         check_overlap([(n, t, t.data) for n, t in flat_in], [(n, t, t.data) for n, t in flat_out])
     except Reject as rej:
         raise _Reject(rej.code, rej.text) from None

@@ -219,6 +219,42 @@ def _witness(dims, a: list, b: list) -> tuple:
     return tuple(ia), tuple(ib)
 
 
+def check_views(tensors, check_memory: bool = True) -> Optional[int]:
+    """Phase 1's view checks of ``tensors`` ((name, aclTensor or None) pairs, in argument
+    order): no negative dim, a size a device can hold, inside the 64-bit address space; with
+    ``check_memory``, each non-empty view inside one live device allocation
+    (``check_view_memory``) and all on one device. Returns that device (None when no view has
+    bytes); raises Reject(161002) naming the tensor."""
+    device = None
+    for name, t in tensors:
+        if t is None:
+            continue
+        desc = _desc(t)
+        if any(d < 0 for d in t.view_dims):
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                         f"Tensor {name} ({desc}) has a negative dim in its view shape.")
+        if t.is_empty():
+            continue
+        if t.numel() * t.itemsize > MAX_VIEW_BYTES:
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                         f"Tensor {name} ({desc}) has {t.numel()} elements, more than any "
+                         f"device holds ({MAX_VIEW_BYTES} bytes).")
+        start, end = t.byte_range()
+        if start < 0 or end > 1 << 64:
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                         f"Tensor {name} ({desc}) views bytes [{start:#x}, {end:#x}), outside "
+                         "the 64-bit address space.")
+        if not check_memory:
+            continue
+        dev = check_view_memory(name, t)
+        if device is not None and dev != device:
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
+                         f"Tensor {name} is on device {dev} but the tensors before it are on "
+                         f"device {device}.")
+        device = dev
+    return device
+
+
 def check_self_overlap(outputs) -> None:
     """Reject(161002) when an output's view reaches one element by two indices (strides that
     make elements alias, e.g. [64, 4032] with strides [1, 1]): threads writing the aliases
@@ -242,4 +278,5 @@ def check_self_overlap(outputs) -> None:
 
 
 __all__ = ["Reject", "MAX_VIEW_BYTES", "MAX_OVERLAP_ELEMENTS", "view_bytes", "check_view_memory",
+           "check_views",
            "check_overlap", "self_overlap", "check_self_overlap"]

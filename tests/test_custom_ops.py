@@ -492,3 +492,15 @@ def test_executor_destroyed_by_another_thread_during_launches(loaded, dev, strea
     assert acl.rt.synchronize_stream(stream) == 0
     acl.get_recent_err_msg()
     np.testing.assert_array_equal(dev.download(pz, 256, np.float32), [2] * 256)
+
+
+def test_self_overlapping_output_is_refused(loaded, dev, stream):
+    """An output whose elements alias (strides [1, 1]) would make the kernel's writes race: 161002
+    at phase 1, as for the built-in operators."""
+    loaded([ADD], {"AddCustomT": add_kernel})
+    _, x = dev.tensor(np.ones((4, 8), np.float32))
+    pz = dev.malloc(4 * 16)
+    z = aclnn.aclCreateTensor([4, 8], aclnn.ACL_FLOAT, [1, 1], 0, aclnn.ACL_FORMAT_ND, [16], pz)
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+    assert ret == aclnn.ACLNN_ERR_PARAM_INVALID and ex is None
+    assert "Tensor out" in (msg := acl.get_recent_err_msg()) and "overlaps itself" in msg, msg

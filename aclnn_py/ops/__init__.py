@@ -36,6 +36,7 @@ from ..views import (  # noqa: F401  (re-exported: the view checks)
     check_overlap,
     check_self_overlap,
     check_view_memory,
+    check_views,
     self_overlap,
     view_bytes,
 )
@@ -85,37 +86,9 @@ def _typecheck(api: str, op: OpDef, args: tuple) -> tuple[dict, tuple]:
 # a dense view larger than this is rejected: no device holds it, and plans of such views would
 # ask for workspaces beyond uint64_t
 def _view_checks(api: str, call: Call, check_memory: bool) -> int:
-    """Views with no negative dims, of a size a device can hold, inside the address space; with
-    ``check_memory``, every view inside one live device allocation (check_view_memory) and all
-    on one device. Returns the device."""
-    device = None
-    for name in call.op.tensors:
-        t = call.values[name]
-        if t is None:
-            continue
-        desc = _desc(t)
-        if any(d < 0 for d in t.view_dims):
-            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                         f"Tensor {name} ({desc}) has a negative dim in its view shape.")
-        if t.is_empty():
-            continue
-        if t.numel() * t.itemsize > MAX_VIEW_BYTES:
-            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                         f"Tensor {name} ({desc}) has {t.numel()} elements, more than any "
-                         f"device holds ({MAX_VIEW_BYTES} bytes).")
-        start, end = t.byte_range()
-        if start < 0 or end > 1 << 64:
-            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                         f"Tensor {name} ({desc}) views bytes [{start:#x}, {end:#x}), outside "
-                         "the 64-bit address space.")
-        if not check_memory:
-            continue
-        dev = check_view_memory(name, t)
-        if device is not None and dev != device:
-            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                         f"Tensor {name} is on device {dev} but the tensors before it are on "
-                         f"device {device}.")
-        device = dev
+    """views.check_views over the operator's tensors in argument order; the device (0 when no
+    view has bytes)."""
+    device = check_views([(name, call.values[name]) for name in call.op.tensors], check_memory)
     return 0 if device is None else device
 
 

@@ -545,7 +545,13 @@ def phase1(api_p, ntensors: int, tensors_p, dim: int, ws_out, ex_out) -> int:
                 args.append(TENSORS.get(name, next(handles)))
             except Unknown as exc:
                 return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
-    size, executor, ret = getattr(aclnn, api)(*args)
+    return _phase1_out(api, getattr(aclnn, api)(*args), ws_out, ex_out)
+
+
+def _phase1_out(api: str, result: tuple, ws_out, ex_out) -> int:
+    """A phase 1's ``(size, executor, ret)`` written through C's out-parameters (a null one is
+    refused and the executor released: CANN would write through it, a crash on hardware)."""
+    size, executor, ret = result
     if ret:
         return ret
     if ws_out == ffi.NULL or ex_out == ffi.NULL:
@@ -757,14 +763,4 @@ def custom_phase1(vendor_p, op_p, nargs: int, args_p, ws_out, ex_out) -> int:
             k += 1
     except Unknown as exc:
         return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
-    size, executor, ret = c.get_workspace_size(*args)
-    if ret:
-        return ret
-    if ws_out == ffi.NULL or ex_out == ffi.NULL:
-        if executor is not None:
-            aclnn.aclDestroyAclOpExecutor(executor)
-        return record(api, ACLNN_ERR_PARAM_NULLPTR,
-                      f"{'workspaceSize' if ws_out == ffi.NULL else 'executor'} is null")
-    ws_out[0] = size
-    ex_out[0] = EXECUTORS.add(executor)
-    return 0
+    return _phase1_out(api, c.get_workspace_size(*args), ws_out, ex_out)
