@@ -504,3 +504,66 @@ def test_self_overlapping_output_is_refused(loaded, dev, stream):
     ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
     assert ret == aclnn.ACLNN_ERR_PARAM_INVALID and ex is None
     assert "Tensor out" in (msg := acl.get_recent_err_msg()) and "overlaps itself" in msg, msg
+
+
+KERNEL_CALLS_RUNTIME = r"""
+import sys
+import numpy as np
+from aclnn_py import acl, aclnn, custom
+
+seen = {}
+
+def kernel(x, y, z):
+    # what a kernel must not do: allocate or free device memory (it runs under the device
+    # memory table's read lock); a synchronous copy from device memory, which reads the table
+    ptr, ret = acl.rt.malloc(64, 0)
+    seen["malloc"] = ret
+    seen["free"] = acl.rt.free(int(sys.argv[1]))
+    host = np.zeros(4, np.float32)
+    seen["memcpy"] = acl.rt.memcpy(acl.util.numpy_to_ptr(host), 16, int(sys.argv[2]), 16,
+                                   acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    np.add(x, y, out=z)
+
+custom.load([ADD], {"AddCustomT": kernel})
+acl.init()
+acl.rt.set_device(0)
+stream, _ = acl.rt.create_stream()
+"""
+
+
+def test_kernel_that_calls_the_runtime_gets_codes_not_a_hang(tmp_path):
+    """A kernel runs while its stream holds the device memory table for reading: aclrtMalloc and
+    aclrtFree from it return 207000 (ACL_ERROR_RT_FEATURE_NOT_SUPPORT) at once instead of
+    waiting for ever, and reads of the table (a synchronous copy) work; while another thread
+    frees memory at the same moment. In a subprocess with a timeout: a hang fails the test."""
+    import subprocess
+    import sys
+    import textwrap
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(f"ADD = {ADD!r}\n" + KERNEL_CALLS_RUNTIME + textwrap.dedent("""
+        a = np.ones(4, np.float32)
+        ptrs = []
+        for _ in range(3):
+            p, _ = acl.rt.malloc(16, 0)
+            acl.rt.memcpy(p, 16, acl.util.numpy_to_ptr(a), 16, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+            ptrs.append(p)
+        victim, _ = acl.rt.malloc(64, 0)
+        sys.argv[1:] = [str(victim), str(ptrs[0])]
+        t = [aclnn.aclCreateTensor([4], 0, None, 0, 2, [4], p) for p in ptrs]
+        ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(*t)
+        assert aclnn.aclnnAddCustomT(0, ws, ex, stream) == 0
+        other, _ = acl.rt.malloc(64, 0)
+        assert acl.rt.free(other) == 0  # a free from this thread meanwhile
+        assert acl.rt.synchronize_stream(stream) == 0
+        out = np.zeros(4, np.float32)
+        acl.rt.memcpy(acl.util.numpy_to_ptr(out), 16, ptrs[2], 16,
+                      acl.ACL_MEMCPY_DEVICE_TO_HOST)
+        print(seen["malloc"], seen["free"], seen["memcpy"], out.tolist())
+        print(acl.get_recent_err_msg())
+        """))
+    proc = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    first, *rest = proc.stdout.splitlines()
+    assert first == "207000 207000 0 [2.0, 2.0, 2.0, 2.0]"

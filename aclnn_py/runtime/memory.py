@@ -181,6 +181,8 @@ def device_alloc(api: str, device: int, size: int, policy: int = 0) -> tuple[int
     out = ffi.new("uintptr_t *")
     pad = 0 if (policy & 0xFF) in _HUGE1G_POLICIES else 1
     code = lib.emu_mem_alloc(device, size, limit, 1 if enabled else 0, byte, pad, out)
+    if code == E.ACL_ERROR_RT_FEATURE_NOT_SUPPORT:
+        return 0, record(api, code, _IN_KERNEL)
     if code:
         used = lib.emu_mem_used(device)
         return 0, record(api, code,
@@ -189,6 +191,11 @@ def device_alloc(api: str, device: int, size: int, policy: int = 0) -> tuple[int
     with S.lock:
         S.freed.pop(out[0], None)
     return out[0], 0
+
+
+_IN_KERNEL = ("called from a custom operator's kernel, which a stream runs while it holds the "
+              "device memory table: a kernel cannot allocate or free device memory (on the "
+              "device, a kernel cannot call the runtime at all)")
 
 
 def malloc(size, policy) -> tuple[int, int]:
@@ -218,6 +225,8 @@ def malloc(size, policy) -> tuple[int, int]:
 def device_free(api: str, ptr: int) -> int:
     """Free an allocation's start address, with a message naming what ptr is when it is not."""
     code = lib.emu_mem_free(ptr)
+    if code == E.ACL_ERROR_RT_FEATURE_NOT_SUPPORT:
+        return record(api, code, _IN_KERNEL)
     if code:
         how = S.freed.get(ptr)
         if how:

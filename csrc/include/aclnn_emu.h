@@ -204,9 +204,11 @@ int aclk_softmax_ex(const emu_softmax_ex_args *p, int src_dtype, const void *x,
  * table's read lock while a task runs, so a free waits for the task that is using the memory. */
 int emu_mem_alloc(int32_t device, uint64_t size, uint64_t limit, int poison, int poison_byte,
                   int pad, uintptr_t *out_ptr);
-    /* 0, 100000 for a bad device or size 0, or 207001 past the limit / out of address space.
-       Charges round_up(size, 32), + 32 bytes if pad */
-int emu_mem_free(uintptr_t ptr);                        /* 0, or 207002 if not a live base */
+    /* 0, 100000 for a bad device or size 0, or 207001 past the limit / out of address space;
+       207000 from a host kernel (it runs under the table's read lock). Charges
+       round_up(size, 32), + 32 bytes if pad */
+int emu_mem_free(uintptr_t ptr);
+    /* 0, or 207002 if not a live base; 207000 from a host kernel */
 int emu_mem_find(uintptr_t addr, uintptr_t *base, uint64_t *size, int32_t *device);  /* 1 found */
 int emu_mem_find_freed(uintptr_t addr, uintptr_t *base, uint64_t *size);
     /* 1 if addr is not live but lies in one of the last 4096 freed allocations (messages only) */
@@ -253,6 +255,7 @@ void emu_host_free(uintptr_t ptr);
 #define EMU_ACL_ERROR_INVALID_PARAM 100000
 #define EMU_ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID 107006
 #define EMU_ACL_ERROR_RT_INVALID_HANDLE 107017
+#define EMU_ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000
 #define EMU_ACL_ERROR_RT_MEMORY_ALLOCATION 207001
 #define EMU_ACL_ERROR_RT_MEMORY_FREE 207002
 #define EMU_ACL_ERROR_RT_NO_STREAM_RESOURCE 207008

@@ -95,25 +95,49 @@ static void table_init(void)
     page_size = ps > 0 ? (uint64_t)ps : 4096;
 }
 
+/* How many read locks this thread holds: a thread that holds one (a stream running a task, a
+   host kernel calling back into the runtime) reads again without locking again, since a
+   second rdlock would wait behind a queued writer (the lock prefers writers) that waits for the
+   first: a deadlock. Such a thread cannot take the write lock at all (write_lock says so). */
+static __thread int read_depth;
+
 void emu_mem_read_lock(void)
 {
+    if (read_depth++ > 0)
+        return;
     pthread_once(&table_once, table_init);
     pthread_rwlock_rdlock(&table_lock);
 }
 
-void emu_mem_read_unlock(void) { pthread_rwlock_unlock(&table_lock); }
-
-static void write_lock(void)
+void emu_mem_read_unlock(void)
 {
+    if (--read_depth == 0)
+        pthread_rwlock_unlock(&table_lock);
+}
+
+/* 0 and the write lock held; -1 (nothing held) when this thread holds the read lock: a host
+   kernel (a custom operator's Python kernel, run by a stream under the read lock) that
+   allocates or frees would wait for itself */
+static int write_lock(void)
+{
+    if (read_depth > 0)
+        return -1;
     pthread_once(&table_once, table_init);
     pthread_rwlock_wrlock(&table_lock);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ fork ------------ */
 
-void emu_mem_atfork_prepare(void) { write_lock(); }
+static int fork_locked; /* whether the prepare handler took the write lock */
 
-void emu_mem_atfork_parent(void) { pthread_rwlock_unlock(&table_lock); }
+void emu_mem_atfork_prepare(void) { fork_locked = write_lock() == 0; }
+
+void emu_mem_atfork_parent(void)
+{
+    if (fork_locked)
+        pthread_rwlock_unlock(&table_lock);
+}
 
 /* In the child: the parent's allocations are not this process's device memory. Their pages are
  * discarded, the table starts empty, and the cursors stay where they are, so the parent's
@@ -340,7 +364,8 @@ int emu_mem_alloc(int32_t device, uint64_t size, uint64_t limit, int poison, int
     if (reserved < size || reserved > EMU_DEVICE_VA_BYTES)
         return EMU_ACL_ERROR_RT_MEMORY_ALLOCATION;
     uintptr_t base = 0;
-    write_lock();
+    if (write_lock() != 0)
+        return EMU_ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
     int rc = EMU_ACL_ERROR_RT_MEMORY_ALLOCATION;
     device_space *sp = &spaces[device];
     uint64_t span = (reserved + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
@@ -380,7 +405,8 @@ out:
 
 int emu_mem_free(uintptr_t ptr)
 {
-    write_lock();
+    if (write_lock() != 0)
+        return EMU_ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
     int64_t i = find_index(ptr);
     if (i < 0 || table[i].base != ptr) {
         pthread_rwlock_unlock(&table_lock);
