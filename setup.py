@@ -87,17 +87,23 @@ class ParallelBuildExt(build_ext):
             os.environ.update(saved)
 
 
-def _size(path: str) -> int:
-    """A source's size in bytes, with the C files it includes (a part wrapper of
-    csrc/parts includes its kernel file): how long it compiles, roughly."""
+def _size(path: str, seen: set[str] | None = None) -> int:
+    """A source's size in bytes with the files it includes by a path relative to it (each
+    once; a part wrapper of csrc/parts includes its kernel file, softmax_relaxed.c its body
+    header): how long it compiles, roughly."""
+    seen = set() if seen is None else seen
+    path = os.path.normpath(path)
+    if path in seen:
+        return 0
+    seen.add(path)
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except (OSError, UnicodeDecodeError):
         return 0
     here = os.path.dirname(path)
-    return len(text) + sum(_size(os.path.join(here, inc))
-                           for inc in re.findall(r'^#include "([^"]+\.c)"', text, re.M))
+    return len(text) + sum(_size(os.path.join(here, inc), seen)
+                           for inc in re.findall(r'^\s*#\s*include "([^"]+)"', text, re.M))
 
 
 setup(cffi_modules=["aclnn_py/_build.py:ffibuilder"],
