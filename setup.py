@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import sysconfig
 from concurrent.futures import ThreadPoolExecutor
 
 from setuptools import setup
@@ -106,5 +108,17 @@ def _size(path: str, seen: set[str] | None = None) -> int:
                            for inc in re.findall(r'^\s*#\s*include "([^"]+)"', text, re.M))
 
 
+def limited_api() -> bool:
+    """Whether cffi builds the core for CPython's stable ABI (the _emu.abi3.so it names it):
+    it does on CPython unless the interpreter is a debug or free-threaded build (cffi's
+    setuptools_ext and _cffi_include.h)."""
+    return (sys.implementation.name == "cpython" and not hasattr(sys, "gettotalrefcount")
+            and not sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
+# A stable-ABI core runs on every CPython from the oldest the package supports
+# (requires-python in pyproject.toml), so the wheel says so: cp39-abi3, one wheel for all.
+OPTIONS = {"bdist_wheel": {"py_limited_api": "cp39"}} if limited_api() else {}
+
 setup(cffi_modules=["aclnn_py/_build.py:ffibuilder"],
-      cmdclass={"build_ext": ParallelBuildExt})
+      cmdclass={"build_ext": ParallelBuildExt}, options=OPTIONS)
