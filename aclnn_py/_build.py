@@ -12,9 +12,12 @@ it off whatever flags compile them; C11 mode (-std=c11) leaves it off elsewhere 
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shlex
 import shutil
+import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -33,9 +36,27 @@ def read_cdef(header: Path = HEADER) -> str:
     return text[begin:end]
 
 
+# csrc/parts/NAME_N.c: part N of a big kernel file, which the build compiles in its place
+# (csrc/kernels/parts.h)
+PART_INCLUDE = re.compile(r'^#include "(\.\./kernels/[^"]+\.c)"', re.M)
+
+
+def split_sources() -> dict[Path, list[Path]]:
+    """The kernel files compiled in parts: file -> its part wrappers."""
+    out: dict[Path, list[Path]] = {}
+    for wrapper in sorted((CSRC / "parts").glob("*.c")):
+        for inc in PART_INCLUDE.findall(wrapper.read_text(encoding="utf-8")):
+            out.setdefault((wrapper.parent / inc).resolve(), []).append(wrapper)
+    return out
+
+
 def c_sources() -> list[str]:
-    # setuptools wants paths relative to the project root (where setup.py runs)
-    return sorted(p.relative_to(ROOT).as_posix() for p in CSRC.rglob("*.c"))
+    """Every C source of the core: the files of csrc/, a file split into parts replaced by its
+    parts' wrappers. Paths relative to the project root (where setup.py runs), as setuptools
+    wants them."""
+    split = split_sources()
+    return sorted(p.relative_to(ROOT).as_posix() for p in CSRC.rglob("*.c")
+                  if p.resolve() not in split)
 
 
 # ACLNN_EMU_SANITIZE selects an instrumented build of the core (tools/sanitize.sh uses it):
@@ -68,7 +89,37 @@ def compile_args(san: str | None = None) -> list[str]:
     san = sanitizer() if san is None else san
     if san:
         return ["-O1", "-g", *common, *SANITIZERS[san]]
-    return ["-O3", *common]
+    return ["-O3", *common, *LEAN_FLAGS, *(GCC_LEAN_FLAGS if is_gcc() else [])]
+
+
+# The optimised build's memory (docs/architecture.md, "A lean source build"). None changes
+# what the code computes (test_isa pins the bits). -g0: no debug information (CPython's CFLAGS
+# ask for -g; it cost 20-50 MB per compiler, and the library is 2.1 MB instead of 13; the
+# sanitizer builds keep -g).
+LEAN_FLAGS = ["-g0"]
+# gcc: its garbage collector runs once its heap grew 20 % past 32 MB (the defaults on a machine
+# with some GB of RAM: 100 % past 128 MB), and the register allocator treats each function as
+# one region (-fira-region=one; "mixed", the default, also allocates per loop, which for these
+# long vectorised functions cost ~60 MB; other registers, the same arithmetic, no speed change
+# measured). softmax.c, the largest file, at -O3: 474 -> 185 MB.
+GCC_LEAN_FLAGS = ["--param", "ggc-min-expand=20", "--param", "ggc-min-heapsize=32768",
+                  "-fira-region=one"]
+
+
+def is_gcc() -> bool:
+    """Whether the core's compiler (c_compiler) is gcc: clang also calls itself gcc-compatible
+    but does not take gcc's --param names."""
+    return _is_gcc(tuple(c_compiler()))
+
+
+@functools.cache
+def _is_gcc(cc: tuple[str, ...]) -> bool:
+    try:
+        out = subprocess.run([*cc, "--version"], capture_output=True, text=True,
+                             timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "clang" not in out and "Free Software Foundation" in out
 
 
 def link_args(san: str | None = None) -> list[str]:
@@ -138,8 +189,10 @@ def ffibuilder() -> FFI:
         include_dirs=[str(Path("csrc") / "include")],
         extra_compile_args=compile_args(),
         extra_link_args=link_args(),
-        # headers too: a header-only change must rebuild the core as well
-        depends=[build_stamp(), *sorted(str(h) for h in CSRC.rglob("*.h"))],
+        # headers and the files compiled in parts too: a change to one of them must rebuild
+        # the core as well
+        depends=[build_stamp(), *sorted(str(h) for h in CSRC.rglob("*.h")),
+                 *sorted(str(p) for p in split_sources())],
     )
     return ffi
 

@@ -304,7 +304,8 @@ def cvt_exe(tmp_path_factory) -> Path:
     build = load_build_module()
     cc = build.c_compiler()
     if shutil.which(cc[0]) is None:
-        pytest.skip(f"no C compiler: {cc[0]!r}")
+        pytest.skip(f"no C compiler: {cc[0]!r} (the compiler that builds aclnn_py's core, $CC "
+                    "or the interpreter's CC) is not on PATH; this check compiles a C program")
     exe = tmp_path_factory.mktemp("cvt") / "cvt_exhaustive"
     sources = [TESTS_C / "cvt_exhaustive.c", CSRC / "kernels" / "cvt.c",
                CSRC / "kernels" / "isa.c"]

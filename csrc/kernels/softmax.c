@@ -75,6 +75,7 @@
 #include "vecmath.h"
 #include "cvt_x86.h"
 #include "softmax_common.h"
+#include "parts.h"
 
 #define SEG 512 /* segment / accumulator width in elements */
 
@@ -1962,6 +1963,10 @@ static int ref_accepts(int dt, int64_t outer, int64_t axis, int64_t inner)
     return is_f32_compute(dt, outer, axis, inner) || is_f64(dt, outer, axis, inner);
 }
 
+#define NUM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+#if ACLK_IN_PART(1) /* the forward entry points (parts.h) */
+
 static int fwd_f32(int dt, const void *x, void *y, int64_t outer, int64_t axis, int64_t inner,
                    int lg)
 {
@@ -1979,6 +1984,45 @@ static int fwd_f64(int dt, const void *x, void *y, int64_t outer, int64_t axis, 
                       softmax_fwd_f64_chunk, &c);
     return 0;
 }
+
+static const struct {
+    const char *name;
+    accepts_fn accepts;
+    fwd_fn run;
+} FWD[] = {
+    {"float32", is_f32_compute, fwd_f32},
+    {"float64", is_f64, fwd_f64},
+    {"reference", ref_accepts, aclk_ref_softmax_fwd},
+};
+
+static int pick_fwd(int dtype, int64_t outer, int64_t axis, int64_t inner)
+{
+    for (int i = 0; i < NUM(FWD); i++)
+        if (FWD[i].accepts(dtype, outer, axis, inner))
+            return i;
+    return -1;
+}
+
+int aclk_softmax_fwd(int dtype, const void *x, void *y, int64_t outer, int64_t axis,
+                     int64_t inner, int log_softmax)
+{
+    int i = pick_fwd(dtype, outer, axis, inner);
+    if (i < 0)
+        return -1;
+    if (outer <= 0 || axis <= 0 || inner <= 0)
+        return 0;
+    return FWD[i].run(dtype, x, y, outer, axis, inner, log_softmax);
+}
+
+const char *aclk_softmax_fwd_impl(int dtype, int64_t outer, int64_t axis, int64_t inner)
+{
+    int i = pick_fwd(dtype, outer, axis, inner);
+    return i < 0 ? NULL : FWD[i].name;
+}
+
+#endif
+
+#if ACLK_IN_PART(2) /* the backward entry points */
 
 static int bwd_f32(int dt, const void *grad, const void *y, void *out, int64_t outer,
                    int64_t axis, int64_t inner, int lg)
@@ -2001,16 +2045,6 @@ static int bwd_f64(int dt, const void *grad, const void *y, void *out, int64_t o
 static const struct {
     const char *name;
     accepts_fn accepts;
-    fwd_fn run;
-} FWD[] = {
-    {"float32", is_f32_compute, fwd_f32},
-    {"float64", is_f64, fwd_f64},
-    {"reference", ref_accepts, aclk_ref_softmax_fwd},
-};
-
-static const struct {
-    const char *name;
-    accepts_fn accepts;
     bwd_fn run;
 } BWD[] = {
     {"float32", is_f32_compute, bwd_f32},
@@ -2018,33 +2052,12 @@ static const struct {
     {"reference", ref_accepts, aclk_ref_softmax_bwd},
 };
 
-#define NUM(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-static int pick_fwd(int dtype, int64_t outer, int64_t axis, int64_t inner)
-{
-    for (int i = 0; i < NUM(FWD); i++)
-        if (FWD[i].accepts(dtype, outer, axis, inner))
-            return i;
-    return -1;
-}
-
 static int pick_bwd(int dtype, int64_t outer, int64_t axis, int64_t inner)
 {
     for (int i = 0; i < NUM(BWD); i++)
         if (BWD[i].accepts(dtype, outer, axis, inner))
             return i;
     return -1;
-}
-
-int aclk_softmax_fwd(int dtype, const void *x, void *y, int64_t outer, int64_t axis,
-                     int64_t inner, int log_softmax)
-{
-    int i = pick_fwd(dtype, outer, axis, inner);
-    if (i < 0)
-        return -1;
-    if (outer <= 0 || axis <= 0 || inner <= 0)
-        return 0;
-    return FWD[i].run(dtype, x, y, outer, axis, inner, log_softmax);
 }
 
 int aclk_softmax_bwd(int dtype, const void *grad, const void *y, void *out, int64_t outer,
@@ -2058,14 +2071,10 @@ int aclk_softmax_bwd(int dtype, const void *grad, const void *y, void *out, int6
     return BWD[i].run(dtype, grad, y, out, outer, axis, inner, log_softmax);
 }
 
-const char *aclk_softmax_fwd_impl(int dtype, int64_t outer, int64_t axis, int64_t inner)
-{
-    int i = pick_fwd(dtype, outer, axis, inner);
-    return i < 0 ? NULL : FWD[i].name;
-}
-
 const char *aclk_softmax_bwd_impl(int dtype, int64_t outer, int64_t axis, int64_t inner)
 {
     int i = pick_bwd(dtype, outer, axis, inner);
     return i < 0 ? NULL : BWD[i].name;
 }
+
+#endif

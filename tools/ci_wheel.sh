@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# CI's wheel check (.ci/run): build the wheel, install it into a fresh venv, and, with a PATH
+# that holds only that venv's bin directory (python, pip, aclnn-py, pytest; no C or C++
+# compiler, checked), run the README's main job and the tests that need no compiler. The tests
+# run from this tree's tests/ against the installed wheel (pytest puts tests/, not the tree's
+# root, on sys.path; the tree's aclnn_py, which has no compiled core, would fail them all).
+# test_kernels_c.py and test_isa.py run too: their parts that compile C programs skip (no
+# compiler), the rest checks the wheel's core, test_isa its bits at every ISA level the CPU has.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+wheel="$(bash tools/build_wheel.sh | tail -n 1)"
+echo "wheel: $wheel ($(du -k "$wheel" | cut -f1) KiB)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+venv="$tmp/venv"
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+"$venv/bin/python" -m pip install --quiet "$wheel" pytest hypothesis
+nocc=(env -u CC -u CXX -u PYTHONPATH "PATH=$venv/bin" "VIRTUAL_ENV=$venv")
+for tool in cc gcc c++ g++ clang; do
+    if "${nocc[@]}" "$venv/bin/python" -c "import shutil, sys; sys.exit(shutil.which('$tool') is None)"
+    then echo "ci_wheel.sh: $tool is on the compiler-free PATH" >&2; exit 1; fi
+done
+# -I: the current directory (this tree, whose aclnn_py has no compiled core) off sys.path
+"${nocc[@]}" python -I -c 'import aclnn_py, sysconfig
+where, site = aclnn_py.__file__, sysconfig.get_paths()["platlib"]
+assert where.startswith(site), f"aclnn_py imported from {where}, not from {site}"
+print(f"aclnn_py {aclnn_py.__version__} from {where}")'
+"${nocc[@]}" aclnn-py run softmax_backward
+"${nocc[@]}" pytest -q -p no:cacheprovider tests/test_functional.py tests/test_ops_numerics.py \
+    tests/test_runtime.py tests/test_kernels_c.py tests/test_isa.py
