@@ -78,6 +78,11 @@ class ParallelBuildExt(build_ext):
             return objects
 
         compiler.compile = compile
+        # no run path into the interpreter's own lib directory (some Pythons' LDSHARED carries
+        # -Wl,-rpath,<their prefix>/lib): an extension module loads no libpython, and the wheel
+        # must not name a directory of the machine that built it
+        linker = compiler.linker_so
+        compiler.linker_so = [a for a in linker if not a.startswith(("-Wl,-rpath", "-Wl,-R"))]
         saved = dict(os.environ)
         for key, value in COMPILER_MALLOC_ENV.items():
             os.environ.setdefault(key, value)
@@ -85,6 +90,7 @@ class ParallelBuildExt(build_ext):
             super().build_extension(ext)
         finally:
             del compiler.compile  # back to the class's method
+            compiler.linker_so = linker
             os.environ.clear()
             os.environ.update(saved)
 
