@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,8 @@ def cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: f
     full = dict(os.environ)
     full.pop("ACLNN_EMU_TRACE", None)
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "aclnn_py", *args], env=full, cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "aclnn_py", *args], env=full,
+                          cwd=tempfile.gettempdir() if cwd is None else cwd,
                           capture_output=True, text=True, timeout=timeout)
 
 

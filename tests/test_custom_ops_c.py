@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -33,8 +34,11 @@ pytestmark = [
 
 def cli(*args, env=None, cwd=None, timeout=300):
     full = {**os.environ, **(env or {})}
+    # not from the source tree: `python -m` puts the working directory first on sys.path, and
+    # the tree's aclnn_py has no compiled core (where the package is installed, not editable)
     return subprocess.run([sys.executable, "-m", "aclnn_py", *map(str, args)], env=full,
-                          cwd=cwd, capture_output=True, text=True, timeout=timeout)
+                          cwd=tempfile.gettempdir() if cwd is None else cwd,
+                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

@@ -116,12 +116,13 @@ def test_a_bad_device_list_raises(var, value, says):
     import os
     import subprocess
     import sys
+    import tempfile
 
     env = {k: v for k, v in os.environ.items()
            if k not in ("ASCEND_RT_VISIBLE_DEVICES", "ACLNN_EMU_DEVICE_COUNT")}
     env[var] = value
     proc = subprocess.run([sys.executable, "-c", _BAD_DEVICES], env=env, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, cwd=tempfile.gettempdir())  # not the tree
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[2] == "init 100000", lines
