@@ -21,10 +21,10 @@
  *   - log-softmax: lse = log(k) + log1p(s/k), k the count of the max elements (d == 0) and s
  *     the sum of the other exps: the max terms are left out of s so that when one element
  *     dominates (s << 1) its output -log1p(s/k) keeps the exp's relative accuracy instead of
- *     the absolute error of a sum near 1 (which cost ~10 ulp for outputs near 0). Rows sum
- *     all the exps first and take lse = log(s) when s >= 2 (every output then at least log 2
- *     from 0, log(s) as accurate as softmax's 1/s), the split only below 2 (or NaN) in a second
- *     exp pass;
+ *     the absolute error of a sum near 1 (which cost ~10 ulp for outputs near 0). Rows and
+ *     column blocks sum all the exps first and take lse = log(s) when s >= 2 (every output then
+ *     at least log 2 from 0, log(s) as accurate as softmax's 1/s), the split only below 2 (or
+ *     NaN) in a second exp pass (column blocks: over the column vectors that need it, from L2);
  *   - softmax_backward out = (g - s)*y (one rounding fewer, no cancellation beyond the
  *     operator's own), log_softmax_backward out = g - s*exp(y) (fused at the vector levels).
  * Special values as the strict kernels: a NaN anywhere in a slice reaches every output through
@@ -97,7 +97,7 @@ typedef struct {
 } rbwd_args;
 
 typedef struct {
-    float macc[RWMAX], sacc[RWMAX], cacc[RWMAX], nacc[RWMAX];
+    float macc[RWMAX], sacc[RWMAX], nacc[RWMAX];
     uint16_t hb[RWMAX];
 } rcol_ws;
 
@@ -147,20 +147,17 @@ ACLK_INLINE void r_recip_n(float *s, int64_t n)
 }
 
 /* the forward column blocks' online max: the running max of columns [0, w) went from macc to
-   nm (NaN where either is): where it rose, the sum so far (log-softmax: with the count of the
-   old max terms, each exp(m_old - m_new) now) is rescaled by the accurate exp(m_old - m_new)
-   (relative error ~1 float32 ulp, one per rise) and the count restarts; nm becomes the
-   subtrahend of the sub-block's exps: the max, or 0 where it is -inf (the column -inf so far:
-   its exps 0, not exp(-inf - -inf)) */
+   nm (NaN where either is): where it rose, the sum so far is rescaled by the accurate
+   exp(m_old - m_new) (relative error ~1 float32 ulp, one per rise); nm becomes the subtrahend
+   of the sub-block's exps: the max, or 0 where it is -inf (the column -inf so far: its exps 0,
+   not exp(-inf - -inf)) */
 ACLK_INLINE void r_rescale(float *restrict macc, float *restrict nm, float *restrict sacc,
-                           float *restrict cacc, int64_t w, const int lg)
+                           int64_t w)
 {
     for (int64_t j = 0; j < w; j++) {
         const float mo = macc[j], mn = nm[j];
         if (mo != mn) {
-            const float f = aclk_exp_neg_f32(mo - mn);
-            sacc[j] = lg ? (sacc[j] + cacc[j]) * f : sacc[j] * f;
-            cacc[j] = 0.0f;
+            sacc[j] *= aclk_exp_neg_f32(mo - mn);
             macc[j] = mn;
         }
         nm[j] = mn == -INFINITY ? 0.0f : mn;
