@@ -448,8 +448,11 @@ ACLK_AVX512_INLINE __m512 r5_exp(__m512 d)
 {
     d = _mm512_max_ps(_mm512_set1_ps(RD_LO), d); /* NaN kept: see r2_exp */
     d = _mm512_min_ps(_mm512_set1_ps(RD_HI), d);
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(d, _mm512_set1_ps(RLOG2E)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    /* n = round(d / ln2) by the RMAGIC addition (d is clamped: |d / ln2| < 2^22), one fused
+       multiply-add and a subtraction instead of a multiply and vrndscaleps (two uops) */
+    const __m512 n = _mm512_sub_ps(
+        _mm512_fmadd_ps(d, _mm512_set1_ps(RLOG2E), _mm512_set1_ps(RMAGIC)),
+        _mm512_set1_ps(RMAGIC));
     const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(RLN2), d);
     __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(RC4), r, _mm512_set1_ps(RC3));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(RC2));
