@@ -331,15 +331,18 @@ ACLK_AVX2_INLINE __m256 r2_exp(__m256 d)
     /* max / min return their second operand when either is NaN: a NaN d stays NaN */
     d = _mm256_max_ps(_mm256_set1_ps(RD_LO), d);
     d = _mm256_min_ps(_mm256_set1_ps(RD_HI), d);
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(d, _mm256_set1_ps(RLOG2E)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    /* n = round(d / ln2) by the RMAGIC addition (|d / ln2| < 2^22), its low bits n as an
+       integer: no vroundps (two uops) nor conversion */
+    const __m256 k = _mm256_fmadd_ps(d, _mm256_set1_ps(RLOG2E), _mm256_set1_ps(RMAGIC));
+    const __m256 n = _mm256_sub_ps(k, _mm256_set1_ps(RMAGIC));
     const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(RLN2), d);
     __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(RC4), r, _mm256_set1_ps(RC3));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RC2));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RC1));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
     /* 2^n as two normal powers of two (n in [-217, 145]); a NaN n gives any scale, p is NaN */
-    const __m256i ni = _mm256_cvtps_epi32(n), n1 = _mm256_srai_epi32(ni, 1);
+    const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(k), _mm256_set1_epi32(0x4B400000));
+    const __m256i n1 = _mm256_srai_epi32(ni, 1);
     const __m256i n2 = _mm256_sub_epi32(ni, n1), b = _mm256_set1_epi32(127);
     const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, b), 23));
     const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, b), 23));
