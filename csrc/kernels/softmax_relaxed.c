@@ -82,7 +82,8 @@
 #define RCOL_BYTES (512 * 1024) /* target 16-bit bytes of a column block (its re-reads hit L2) */
 #define RSUB_BYTES 16384 /* 16-bit input of a forward column sub-block (re-read from L1) */
 #define RCHUNK 262144  /* elements per parallel chunk */
-#define RCHUNK_FCOLS 1048576 /* forward column blocks (long axis): each prefetches the next */
+#define RCHUNK_FCOLS 1048576 /* forward and log_softmax_backward column blocks (long axis): each
+                                prefetches the next */
 #define RSMALL 32      /* axes up to this long: one column vector at a time, in registers */
 #define RPF_COLS 512   /* columns ahead prefetched by the short-axis blocks */
 #define F16_NEG_INF 0xFC00u
@@ -669,6 +670,10 @@ int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *o
         fn = R_PICK(bwd_cols, level, dtype);
     }
     (void)level;
-    aclk_parallel_for(items, r_grain(items, epi, RCHUNK), fn, &c);
+    /* log_softmax_backward column blocks of a long axis: chunks of several blocks, each block's
+       outputs pass (an exp per element) prefetching the next block, as the forward ones;
+       softmax_backward's lighter outputs pass gains nothing from that and loses L2 to it */
+    const int64_t chunk = inner > 1 && axis > RSMALL && log_softmax ? RCHUNK_FCOLS : RCHUNK;
+    aclk_parallel_for(items, r_grain(items, epi, chunk), fn, &c);
     return 0;
 }
