@@ -21,10 +21,10 @@
  *   - log-softmax: lse = log(k) + log1p(s/k), k the count of the max elements (d == 0) and s
  *     the sum of the other exps: the max terms are left out of s so that when one element
  *     dominates (s << 1) its output -log1p(s/k) keeps the exp's relative accuracy instead of
- *     the absolute error of a sum near 1 (which cost ~10 ulp for outputs near 0). Rows sum
- *     all the exps first and take lse = log(s) when s >= 2 (every output then at least log 2
- *     from 0, log(s) as accurate as softmax's 1/s), the split only below 2 (or NaN) in a second
- *     exp pass;
+ *     the absolute error of a sum near 1 (which cost ~10 ulp for outputs near 0). Rows and
+ *     column blocks sum all the exps first and take lse = log(s) when s >= 2 (every output then
+ *     at least log 2 from 0, log(s) as accurate as softmax's 1/s), the split only below 2 (or
+ *     NaN) in a second exp pass (column blocks: over the column vectors that need it, from L2);
  *   - softmax_backward out = (g - s)*y (one rounding fewer, no cancellation beyond the
  *     operator's own), log_softmax_backward out = g - s*exp(y) (fused at the vector levels).
  * Special values as the strict kernels: a NaN anywhere in a slice reaches every output through
@@ -46,7 +46,13 @@
  * max joined to a running max, the sums so far rescaled by exp(m_old - m_new) where that rose
  * (r_rescale: the accurate float32 exp, so each rise costs ~1 float32 ulp of the sum), then the
  * sub-block's exps from L1; 4-vector strips of columns keep their accumulators in registers
- * (the arrays' store-load chains through every a-row cost more than the loads). Chunks of items
+ * (the arrays' store-load chains through every a-row cost more than the loads). Softmax blocks
+ * recompute the exp in the outputs pass; keeping it was measured (1 thread, hot, minima): in
+ * a float32 buffer (1 MiB, beside the 512 KiB input block and the next one's prefetch in a
+ * 2 MiB L2), (1, 4096, 64) float16 0.079 -> 0.078 ms, (4, 4096, 64) bfloat16 0.39 -> 0.36;
+ * rounded into the output (16 bits, re-read by the outputs pass), (4, 4096, 64) 0.35 -> 0.36
+ * float16, 0.39 -> 0.42 bfloat16, and up to 1.53 ulp instead of 0.79 (the exp rounded to 16
+ * bits before the product is). Chunks of items
  * depend on the shape only (aclk_pool.h), so the bits do not depend on the thread count.
  * Outputs larger than half the LLC (aclk_use_nt) are streamed from a small buffer.
  */
@@ -76,7 +82,8 @@
 #define RCOL_BYTES (512 * 1024) /* target 16-bit bytes of a column block (its re-reads hit L2) */
 #define RSUB_BYTES 16384 /* 16-bit input of a forward column sub-block (re-read from L1) */
 #define RCHUNK 262144  /* elements per parallel chunk */
-#define RCHUNK_FCOLS 1048576 /* forward column blocks (long axis): each prefetches the next */
+#define RCHUNK_FCOLS 1048576 /* forward and log_softmax_backward column blocks (long axis): each
+                                prefetches the next */
 #define RSMALL 32      /* axes up to this long: one column vector at a time, in registers */
 #define RPF_COLS 512   /* columns ahead prefetched by the short-axis blocks */
 #define F16_NEG_INF 0xFC00u
@@ -97,7 +104,7 @@ typedef struct {
 } rbwd_args;
 
 typedef struct {
-    float macc[RWMAX], sacc[RWMAX], cacc[RWMAX], nacc[RWMAX];
+    float macc[RWMAX], sacc[RWMAX], nacc[RWMAX];
     uint16_t hb[RWMAX];
 } rcol_ws;
 
@@ -147,20 +154,17 @@ ACLK_INLINE void r_recip_n(float *s, int64_t n)
 }
 
 /* the forward column blocks' online max: the running max of columns [0, w) went from macc to
-   nm (NaN where either is): where it rose, the sum so far (log-softmax: with the count of the
-   old max terms, each exp(m_old - m_new) now) is rescaled by the accurate exp(m_old - m_new)
-   (relative error ~1 float32 ulp, one per rise) and the count restarts; nm becomes the
-   subtrahend of the sub-block's exps: the max, or 0 where it is -inf (the column -inf so far:
-   its exps 0, not exp(-inf - -inf)) */
+   nm (NaN where either is): where it rose, the sum so far is rescaled by the accurate
+   exp(m_old - m_new) (relative error ~1 float32 ulp, one per rise); nm becomes the subtrahend
+   of the sub-block's exps: the max, or 0 where it is -inf (the column -inf so far: its exps 0,
+   not exp(-inf - -inf)) */
 ACLK_INLINE void r_rescale(float *restrict macc, float *restrict nm, float *restrict sacc,
-                           float *restrict cacc, int64_t w, const int lg)
+                           int64_t w)
 {
     for (int64_t j = 0; j < w; j++) {
         const float mo = macc[j], mn = nm[j];
         if (mo != mn) {
-            const float f = aclk_exp_neg_f32(mo - mn);
-            sacc[j] = lg ? (sacc[j] + cacc[j]) * f : sacc[j] * f;
-            cacc[j] = 0.0f;
+            sacc[j] *= aclk_exp_neg_f32(mo - mn);
             macc[j] = mn;
         }
         nm[j] = mn == -INFINITY ? 0.0f : mn;
@@ -328,15 +332,18 @@ ACLK_AVX2_INLINE __m256 r2_exp(__m256 d)
     /* max / min return their second operand when either is NaN: a NaN d stays NaN */
     d = _mm256_max_ps(_mm256_set1_ps(RD_LO), d);
     d = _mm256_min_ps(_mm256_set1_ps(RD_HI), d);
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(d, _mm256_set1_ps(RLOG2E)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    /* n = round(d / ln2) by the RMAGIC addition (|d / ln2| < 2^22), its low bits n as an
+       integer: no vroundps (two uops) nor conversion */
+    const __m256 k = _mm256_fmadd_ps(d, _mm256_set1_ps(RLOG2E), _mm256_set1_ps(RMAGIC));
+    const __m256 n = _mm256_sub_ps(k, _mm256_set1_ps(RMAGIC));
     const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(RLN2), d);
     __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(RC4), r, _mm256_set1_ps(RC3));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RC2));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RC1));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
     /* 2^n as two normal powers of two (n in [-217, 145]); a NaN n gives any scale, p is NaN */
-    const __m256i ni = _mm256_cvtps_epi32(n), n1 = _mm256_srai_epi32(ni, 1);
+    const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(k), _mm256_set1_epi32(0x4B400000));
+    const __m256i n1 = _mm256_srai_epi32(ni, 1);
     const __m256i n2 = _mm256_sub_epi32(ni, n1), b = _mm256_set1_epi32(127);
     const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, b), 23));
     const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, b), 23));
@@ -451,8 +458,11 @@ ACLK_AVX512_INLINE __m512 r5_exp(__m512 d)
 {
     d = _mm512_max_ps(_mm512_set1_ps(RD_LO), d); /* NaN kept: see r2_exp */
     d = _mm512_min_ps(_mm512_set1_ps(RD_HI), d);
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(d, _mm512_set1_ps(RLOG2E)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    /* n = round(d / ln2) by the RMAGIC addition (d is clamped: |d / ln2| < 2^22), one fused
+       multiply-add and a subtraction instead of a multiply and vrndscaleps (two uops) */
+    const __m512 n = _mm512_sub_ps(
+        _mm512_fmadd_ps(d, _mm512_set1_ps(RLOG2E), _mm512_set1_ps(RMAGIC)),
+        _mm512_set1_ps(RMAGIC));
     const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(RLN2), d);
     __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(RC4), r, _mm512_set1_ps(RC3));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(RC2));
@@ -660,6 +670,10 @@ int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *o
         fn = R_PICK(bwd_cols, level, dtype);
     }
     (void)level;
-    aclk_parallel_for(items, r_grain(items, epi, RCHUNK), fn, &c);
+    /* log_softmax_backward column blocks of a long axis: chunks of several blocks, each block's
+       outputs pass (an exp per element) prefetching the next block, as the forward ones;
+       softmax_backward's lighter outputs pass gains nothing from that and loses L2 to it */
+    const int64_t chunk = inner > 1 && axis > RSMALL && log_softmax ? RCHUNK_FCOLS : RCHUNK;
+    aclk_parallel_for(items, r_grain(items, epi, chunk), fn, &c);
     return 0;
 }

@@ -133,18 +133,17 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     const int64_t axis = c->axis, inner = c->inner;
     const uint16_t *x = (const uint16_t *)c->x + base;
     uint16_t *y = (uint16_t *)c->y + base;
-    float *macc = ws->macc, *sacc = ws->sacc, *cacc = ws->cacc;
+    float *macc = ws->macc, *sacc = ws->sacc;
     const int64_t wv = w / VW * VW;
 
     float *nacc = ws->nacc;
     /* a-rows per sub-block: about RSUB_BYTES of 16-bit input, re-read from L1 */
     const int64_t A = r_sub_rows(c->W);
     for (int64_t j = 0; j < w; j++)
-        macc[j] = -INFINITY, sacc[j] = 0.0f, cacc[j] = 0.0f;
+        macc[j] = -INFINITY, sacc[j] = 0.0f;
     /* one pass over the block, a sub-block of A a-rows at a time: its column max joined to the
        running max (nacc), the sums rescaled where it rose (r_rescale), then the sub-block's
-       exps from L1 (log-softmax: max-term counts and the other terms' sums), the next block
-       prefetched a-row by a-row */
+       exps from L1 and their sums */
     for (int64_t a0 = 0; a0 < axis; a0 += A) {
         const int64_t a1 = a0 + A < axis ? a0 + A : axis;
         memcpy(nacc, macc, (size_t)w * sizeof(float));
@@ -172,14 +171,12 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                 V_STFN(nacc + j, V_MAX(V_LDFN(nacc + j, w - j), V_LDN(xa + j, w - j, bf, pad)),
                        w - j);
         }
-        r_rescale(macc, nacc, sacc, cacc, w, lg);
+        r_rescale(macc, nacc, sacc, w);
         for (int64_t j = 0; j < js; j += 4 * VW) {
             const V u0 = V_LDF(nacc + j), u1 = V_LDF(nacc + j + VW);
             const V u2 = V_LDF(nacc + j + 2 * VW), u3 = V_LDF(nacc + j + 3 * VW);
             V s0 = V_LDF(sacc + j), s1 = V_LDF(sacc + j + VW);
             V s2 = V_LDF(sacc + j + 2 * VW), s3 = V_LDF(sacc + j + 3 * VW);
-            V k0 = V_LDF(cacc + j), k1 = V_LDF(cacc + j + VW);
-            V k2 = V_LDF(cacc + j + 2 * VW), k3 = V_LDF(cacc + j + 3 * VW);
             for (int64_t a = a0; a < a1; a++) {
                 const uint16_t *xa = x + a * inner + j;
                 /* the a-row's output lines for writing, so that their reads for ownership
@@ -194,22 +191,11 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                 const V d2 = V_SUB(V_LD(xa + 2 * VW, bf), u2);
                 const V d3 = V_SUB(V_LD(xa + 3 * VW, bf), u3);
                 const V e0 = V_EXPN(d0), e1 = V_EXPN(d1), e2 = V_EXPN(d2), e3 = V_EXPN(d3);
-                if (lg) {
-                    k0 = V_CNT_EQ0(k0, d0), s0 = V_ADD_NE0(s0, d0, e0);
-                    k1 = V_CNT_EQ0(k1, d1), s1 = V_ADD_NE0(s1, d1, e1);
-                    k2 = V_CNT_EQ0(k2, d2), s2 = V_ADD_NE0(s2, d2, e2);
-                    k3 = V_CNT_EQ0(k3, d3), s3 = V_ADD_NE0(s3, d3, e3);
-                } else {
-                    s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
-                    s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);
-                }
+                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+                s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);
             }
             V_STF(sacc + j, s0), V_STF(sacc + j + VW, s1);
             V_STF(sacc + j + 2 * VW, s2), V_STF(sacc + j + 3 * VW, s3);
-            if (lg) {
-                V_STF(cacc + j, k0), V_STF(cacc + j + VW, k1);
-                V_STF(cacc + j + 2 * VW, k2), V_STF(cacc + j + 3 * VW, k3);
-            }
         }
         for (int64_t a = a0; js < w && a < a1; a++) {
             const uint16_t *xa = x + a * inner;
@@ -218,25 +204,54 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                 const V d = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
                                   l < VW ? V_LDFN(nacc + j, l) : V_LDF(nacc + j));
                 const V e = V_EXPN(d);
-                if (l < VW) {
-                    if (lg)
-                        V_STFN(cacc + j, V_CNT_EQ0(V_LDFN(cacc + j, l), d), l);
-                    V_STFN(sacc + j, lg ? V_ADD_NE0(V_LDFN(sacc + j, l), d, e)
-                                        : V_ADD(V_LDFN(sacc + j, l), e), l);
-                } else {
-                    if (lg)
-                        V_STF(cacc + j, V_CNT_EQ0(V_LDF(cacc + j), d));
-                    V_STF(sacc + j,
-                          lg ? V_ADD_NE0(V_LDF(sacc + j), d, e) : V_ADD(V_LDF(sacc + j), e));
-                }
+                if (l < VW)
+                    V_STFN(sacc + j, V_ADD(V_LDFN(sacc + j, l), e), l);
+                else
+                    V_STF(sacc + j, V_ADD(V_LDF(sacc + j), e));
             }
         }
     }
-    /* sacc becomes the factor: 1/sum, or log-softmax's log of the sum */
-    if (lg)
-        r_lse_n(cacc, sacc, w);
-    else
+    /* sacc becomes the factor: 1/sum, or log-softmax's log of the sum: log(s) where the sum
+       is at least 2 (every output then at least log 2 from 0, log(s) as accurate as
+       softmax's 1/s, as for rows); elsewhere (one max term and the others' sum below 1: a
+       dominant element, whose output -log1p(s) must keep the small s's digits; or NaN) the
+       column vector's exps again from L2, the max terms counted and the others summed,
+       lse = log(k) + log1p(s/k) */
+    if (lg) {
+        for (int64_t j = 0; j < w; j += VW) {
+            const int64_t l = w - j < VW ? w - j : VW;
+            int split = 0;
+            for (int64_t q = j; q < j + l; q++)
+                split |= !(sacc[q] >= 2.0f);
+            float kk[VW] = {0}, tt[VW] = {0};
+            if (split) {
+                float *u = nacc + j; /* the subtrahend: the max, 0 where it is -inf */
+                for (int64_t q = 0; q < l; q++)
+                    u[q] = macc[j + q] == -INFINITY ? 0.0f : macc[j + q];
+                const V vu = l < VW ? V_LDFN(u, l) : V_LDF(u);
+                V k0 = V_SET1(0.0f), k1 = k0, t0 = k0, t1 = k0;
+                int64_t a = 0;
+                for (; a + 2 <= axis; a += 2) {
+                    const uint16_t *x0 = x + a * inner + j, *x1 = x0 + inner;
+                    const V d0 = V_SUB(l < VW ? V_LDN(x0, l, bf, pad) : V_LD(x0, bf), vu);
+                    const V d1 = V_SUB(l < VW ? V_LDN(x1, l, bf, pad) : V_LD(x1, bf), vu);
+                    k0 = V_CNT_EQ0(k0, d0), t0 = V_ADD_NE0(t0, d0, V_EXPN(d0));
+                    k1 = V_CNT_EQ0(k1, d1), t1 = V_ADD_NE0(t1, d1, V_EXPN(d1));
+                }
+                if (a < axis) {
+                    const uint16_t *x0 = x + a * inner + j;
+                    const V d0 = V_SUB(l < VW ? V_LDN(x0, l, bf, pad) : V_LD(x0, bf), vu);
+                    k0 = V_CNT_EQ0(k0, d0), t0 = V_ADD_NE0(t0, d0, V_EXPN(d0));
+                }
+                V_STF(kk, V_ADD(k0, k1)), V_STF(tt, V_ADD(t0, t1));
+            }
+            for (int64_t q = 0; q < l; q++)
+                sacc[j + q] = sacc[j + q] >= 2.0f ? aclk_log_f32(sacc[j + q])
+                                                  : r_lse(kk[q], tt[q]);
+        }
+    } else {
         r_recip_n(sacc, w);
+    }
     /* pass 3: outputs */
     for (int64_t a = 0; a < axis; a++) {
         const uint16_t *xa = x + a * inner;
