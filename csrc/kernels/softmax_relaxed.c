@@ -74,6 +74,7 @@
 #include "vecmath.h"
 #include "cvt_x86.h"
 #include "softmax_common.h"
+#include "parts.h"
 
 #define RROWBUF 8192   /* softmax rows up to this long keep their exps in a float32 buffer */
 #define RPF_BLOCK 512  /* row elements per prefetch batch of the next row */
@@ -621,6 +622,7 @@ static int64_t r_width(int64_t axis, int64_t inner)
 #define R_PICK(KIND, level, dtype) KIND##_chunk_generic
 #endif
 
+#if ACLK_IN_PART(1)
 int aclk_softmax_fwd_relaxed(int dtype, const void *x, void *y, int64_t outer, int64_t axis,
                              int64_t inner, int log_softmax)
 {
@@ -648,6 +650,9 @@ int aclk_softmax_fwd_relaxed(int dtype, const void *x, void *y, int64_t outer, i
     return 0;
 }
 
+#endif /* ACLK_IN_PART(1) */
+
+#if ACLK_IN_PART(2)
 int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *out,
                              int64_t outer, int64_t axis, int64_t inner, int log_softmax)
 {
@@ -677,3 +682,4 @@ int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *o
     aclk_parallel_for(items, r_grain(items, epi, chunk), fn, &c);
     return 0;
 }
+#endif /* ACLK_IN_PART(2) */
