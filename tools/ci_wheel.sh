@@ -26,11 +26,15 @@ done
 where, site = aclnn_py.__file__, sysconfig.get_paths()["platlib"]
 assert where.startswith(site), f"aclnn_py imported from {where}, not from {site}"
 print(f"aclnn_py {aclnn_py.__version__} from {where}")'
-# no run path of the build machine in the wheel's core (it needs none)
-"${nocc[@]}" python -I -c 'import aclnn_py._emu as m, pathlib
+# no directory of the build machine in the wheel's core (it needs none): not the building
+# interpreter's prefix or lib directory (a run path), not this tree
+build_dirs="$(python3 -c 'import sys, sysconfig
+print("\n".join(d for d in {sys.base_prefix, sysconfig.get_config_var("LIBDIR") or ""} if d))')
+$PWD"
+"${nocc[@]}" python -I -c 'import aclnn_py._emu as m, pathlib, sys
 data = pathlib.Path(m.__file__).read_bytes()
-assert b"/root/" not in data and b"/home/" not in data and b"pyenv" not in data, \
-    f"{m.__file__} names a directory of the build machine"'
+named = [d for d in sys.argv[1].splitlines() if d and d.encode() in data]
+assert not named, f"{m.__file__} names directories of the build machine: {named}"' "$build_dirs"
 "${nocc[@]}" aclnn-py run softmax_backward
 "${nocc[@]}" pytest -q -p no:cacheprovider tests/test_functional.py tests/test_ops_numerics.py \
     tests/test_runtime.py tests/test_kernels_c.py tests/test_isa.py
