@@ -35,12 +35,13 @@ import numpy as np
 from . import dtypes
 from . import runtime as rt
 from .dtypes import aclDataType as DT
-from .enums import Kernel, aclFormat
+from .enums import aclFormat
 from .executor import aclOpExecutor
 from .plan import Plan
 from .status import aclnnStatus as S
 from .status import record
 from .tensor import aclBoolArray, aclFloatArray, aclIntArray, aclTensor, aclTensorList
+from .views import Reject, check_overlap, check_self_overlap, check_views
 
 # -------------------------------------------------------------------- the vocabulary -----
 
@@ -450,12 +451,6 @@ def _attr_arg(api: str, a: Attr, value):
     return value
 
 
-class _Reject(Exception):
-    def __init__(self, code: int, text: str):
-        super().__init__(text)
-        self.code, self.text = int(code), text
-
-
 def _describe(dt: int, fmt: int) -> str:
     return f"{dtypes.name(dt)}/{aclFormat(fmt).name[len('ACL_FORMAT_'):]}" \
         if fmt in aclFormat._value2member_map_ else f"{dtypes.name(dt)}/{fmt}"
@@ -482,7 +477,7 @@ def _make_phase1(c: CustomOp) -> Callable:
         outs = args[n_in + n_attr:]
         try:
             return _phase1(c, api, names, ins, attr_vals, outs)
-        except _Reject as rej:
+        except Reject as rej:
             return 0, None, record(api, rej.code, rej.text)
 
     get_workspace_size.__name__ = get_workspace_size.__qualname__ = api
@@ -508,31 +503,31 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
     attrs = {a.name: _attr_arg(api, a, v) for a, v in zip(desc.attrs, attr_vals)}
     for i, (p, v) in enumerate(zip(desc.inputs, ins)):
         if v is None and p.param_type != "optional":
-            raise _Reject(S.ACLNN_ERR_PARAM_NULLPTR,
+            raise Reject(S.ACLNN_ERR_PARAM_NULLPTR,
                           f"Expected a proper Tensor but got null for argument {names[i]}.")
     for a in desc.attrs:
         if attrs[a.name] is None:
             if a.param_type == "required":
-                raise _Reject(S.ACLNN_ERR_PARAM_NULLPTR,
+                raise Reject(S.ACLNN_ERR_PARAM_NULLPTR,
                               f"Expected a value but got null for attribute {camel(a.name)}.")
             attrs[a.name] = a.default
     out_names = names[n_in + len(desc.attrs):]
     for name, v in zip(out_names, outs):
         if v is None:
-            raise _Reject(S.ACLNN_ERR_PARAM_NULLPTR,
+            raise Reject(S.ACLNN_ERR_PARAM_NULLPTR,
                           f"Expected a proper Tensor but got null for argument {name}.")
     # destroyed handles
     for name, v in zip(names[:n_in], ins):
         if v is not None and v.destroyed:
             what = "Tensor list" if isinstance(v, aclTensorList) else "Tensor"
-            raise _Reject(S.ACLNN_ERR_PARAM_INVALID,
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                           f"{what} {name} was already destroyed.")
     for name, v in zip(out_names, outs):
         if v.destroyed:
-            raise _Reject(S.ACLNN_ERR_PARAM_INVALID, f"Tensor {name} was already destroyed.")
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID, f"Tensor {name} was already destroyed.")
     for a, v in zip(desc.attrs, attr_vals):
         if getattr(v, "destroyed", False):
-            raise _Reject(S.ACLNN_ERR_PARAM_INVALID,
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                           f"Attribute {camel(a.name)} ({v!r}) was already destroyed.")
     # the dtype / format combination: narrowed tensor by tensor, in argument order
     combos = desc.combinations()
@@ -545,7 +540,7 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
         members = list(v.tensors) if isinstance(v, aclTensorList) else [v]
         for m, t in enumerate(members):
             if t.destroyed:
-                raise _Reject(S.ACLNN_ERR_PARAM_INVALID,
+                raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                               f"Tensor {label}[{m}] was already destroyed.")
             keep = [i for i in alive if combos[i][k] == (t.data_type, t.format)]
             if not keep:
@@ -553,14 +548,12 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
                 got = _describe(t.data_type, t.format)
                 before = ("" if len(alive) == len(combos) else
                           " together with the tensors before it")
-                raise _Reject(S.ACLNN_ERR_PARAM_INVALID,
+                raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                               f"Tensor {who} has dtype/format {got}, which {desc.op}'s "
                               f"definition does not list{before}; the supported combinations "
                               f"are {_combos_text(labels, combos)}.")
             alive = keep
     # views, device memory, one device, no output aliasing itself or overlapping an input
-    from .views import Reject, check_overlap, check_self_overlap, check_views
-
     flat_in: list = []
     dynamic: dict = {}
     for i, (v, label) in enumerate(zip(ins, names[:n_in])):
@@ -571,15 +564,12 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
             flat_in.append((label, v))
     flat_out = list(zip(out_names, outs))
     if len(flat_in) + len(flat_out) > MAX_TENSORS:
-        raise _Reject(S.ACLNN_ERR_PARAM_INVALID,
+        raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                       f"{len(flat_in) + len(flat_out)} tensors in one call of {desc.op}; the "
                       f"emulator takes at most {MAX_TENSORS}.")
-    try:
-        device = check_views(flat_in + flat_out)
-        check_self_overlap(flat_out)
-        check_overlap([(n, t, t.data) for n, t in flat_in], [(n, t, t.data) for n, t in flat_out])
-    except Reject as rej:
-        raise _Reject(rej.code, rej.text) from None
+    device = check_views(flat_in + flat_out)
+    check_self_overlap(flat_out)
+    check_overlap([(n, t, t.data) for n, t in flat_in], [(n, t, t.data) for n, t in flat_out])
     # the kernel's keyword arguments: plain values, as phase 1 saw them (an array destroyed or
     # changed after phase 1 does not reach the kernel)
     kwargs = {k: (tuple(v.values) if isinstance(v, (aclIntArray, aclFloatArray, aclBoolArray))
@@ -770,4 +760,3 @@ def kernels_from_module(module, descs: Sequence[OpDesc]) -> dict:
 __all__ = ["load", "unload", "loaded", "parse", "CustomOp", "CustomOpError", "OpDesc", "Param",
            "Attr", "snake_case", "camel", "kernels_from_module", "TYPE_NAMES", "FORMAT_NAMES"]
 
-_ = Kernel.HOST  # the C core's kernel id for these tasks (runtime.submit_host)

@@ -49,6 +49,15 @@ def _module_name(rel: str) -> str:
     return ".".join(parts)
 
 
+def _from_module(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module a from-import names (``from .. import x`` in package ``a.b``: a)."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(rel: str, path: Path) -> set[str]:
     """Every module (and ``module.name`` for from-imports) that the file imports, absolute."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
@@ -60,12 +69,7 @@ def _imports(rel: str, path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
+            module = _from_module(node, package)
             found.add(module)
             found.update(f"{module}.{alias.name}" for alias in node.names)
     return found
@@ -166,12 +170,7 @@ def _py_graph() -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")
-                    base = base[: len(base) - (node.level - 1)]
-                    module = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    module = node.module or ""
+                module = _from_module(node, package)
                 # from PKG import SUBMODULE imports the submodule; from MOD import NAME, MOD
                 targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in modules else module
                            for a in node.names]

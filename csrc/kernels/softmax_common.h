@@ -32,55 +32,25 @@ static inline int64_t min64(int64_t a, int64_t b)
    once); the folds below bring them into the first replica by a halving tree, whose order is
    part of the results' bits. */
 
-/* fold R replicas of w columns into the first one (halving tree): max */
-ACLK_INLINE void fold_max_f(float *acc, int64_t R, int64_t w)
-{
-    while (R > 1) {
-        int64_t h = R / 2, keep = R - h;
-        float *restrict lo = acc;
-        const float *restrict hi = acc + keep * w;
-        for (int64_t k = 0; k < h * w; k++)
-            lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
-        R = keep;
+/* fold R replicas of w columns into the first one (halving tree), by max or by sum, in float
+   or double */
+#define FOLD_DEF(NAME, T, STEP)                                                                \
+    ACLK_INLINE void NAME(T *acc, int64_t R, int64_t w)                                        \
+    {                                                                                          \
+        while (R > 1) {                                                                        \
+            int64_t h = R / 2, keep = R - h;                                                   \
+            T *restrict lo = acc;                                                              \
+            const T *restrict hi = acc + keep * w;                                             \
+            for (int64_t k = 0; k < h * w; k++)                                                \
+                STEP;                                                                          \
+            R = keep;                                                                          \
+        }                                                                                      \
     }
-}
-
-ACLK_INLINE void fold_max_d(double *acc, int64_t R, int64_t w)
-{
-    while (R > 1) {
-        int64_t h = R / 2, keep = R - h;
-        double *restrict lo = acc;
-        const double *restrict hi = acc + keep * w;
-        for (int64_t k = 0; k < h * w; k++)
-            lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k];
-        R = keep;
-    }
-}
-
-/* the same, sums */
-ACLK_INLINE void fold_sum_f(float *acc, int64_t R, int64_t w)
-{
-    while (R > 1) {
-        int64_t h = R / 2, keep = R - h;
-        float *restrict lo = acc;
-        const float *restrict hi = acc + keep * w;
-        for (int64_t k = 0; k < h * w; k++)
-            lo[k] += hi[k];
-        R = keep;
-    }
-}
-
-ACLK_INLINE void fold_sum_d(double *acc, int64_t R, int64_t w)
-{
-    while (R > 1) {
-        int64_t h = R / 2, keep = R - h;
-        double *restrict lo = acc;
-        const double *restrict hi = acc + keep * w;
-        for (int64_t k = 0; k < h * w; k++)
-            lo[k] += hi[k];
-        R = keep;
-    }
-}
+FOLD_DEF(fold_max_f, float, lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k])
+FOLD_DEF(fold_max_d, double, lo[k] = (hi[k] > lo[k]) ? hi[k] : lo[k])
+FOLD_DEF(fold_sum_f, float, lo[k] += hi[k])
+FOLD_DEF(fold_sum_d, double, lo[k] += hi[k])
+#undef FOLD_DEF
 
 /* copy the first w elements into replicas 1 .. R-1 */
 ACLK_INLINE void replicate(void *acc, int64_t R, int64_t w, size_t esz)

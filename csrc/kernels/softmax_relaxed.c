@@ -622,6 +622,20 @@ static int64_t r_width(int64_t axis, int64_t inner)
 #define R_PICK(KIND, level, dtype) KIND##_chunk_generic
 #endif
 
+/* a launch's parallel items: the rows (inner == 1, W and nblk left 0), or the column blocks of
+   r_width columns of each outer slab; epi: the elements of one item */
+static void r_split(int64_t outer, int64_t axis, int64_t inner, int64_t *W, int64_t *nblk,
+                    int64_t *items, int64_t *epi)
+{
+    if (inner == 1) {
+        *items = outer, *epi = axis;
+        return;
+    }
+    *W = r_width(axis, inner);
+    *nblk = (inner + *W - 1) / *W;
+    *items = outer * *nblk, *epi = axis * *W;
+}
+
 #if ACLK_IN_PART(1)
 int aclk_softmax_fwd_relaxed(int dtype, const void *x, void *y, int64_t outer, int64_t axis,
                              int64_t inner, int log_softmax)
@@ -633,17 +647,10 @@ int aclk_softmax_fwd_relaxed(int dtype, const void *x, void *y, int64_t outer, i
     const int level = aclk_isa_level();
     rfwd_args c = {dtype, log_softmax != 0, aclk_use_nt(outer * axis * inner * 2), x, y,
                    outer, axis, inner, 0, 0};
-    aclk_range_fn fn;
     int64_t items, epi;
-    if (inner == 1) {
-        items = outer, epi = axis;
-        fn = R_PICK(fwd_rows, level, dtype);
-    } else {
-        c.W = r_width(axis, inner);
-        c.nblk = (inner + c.W - 1) / c.W;
-        items = outer * c.nblk, epi = axis * c.W;
-        fn = R_PICK(fwd_cols, level, dtype);
-    }
+    r_split(outer, axis, inner, &c.W, &c.nblk, &items, &epi);
+    aclk_range_fn fn = inner == 1 ? R_PICK(fwd_rows, level, dtype)
+                                  : R_PICK(fwd_cols, level, dtype);
     (void)level;
     const int64_t chunk = inner == 1 || axis <= RSMALL ? RCHUNK : RCHUNK_FCOLS;
     aclk_parallel_for(items, r_grain(items, epi, chunk), fn, &c);
@@ -663,17 +670,10 @@ int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *o
     const int level = aclk_isa_level();
     rbwd_args c = {dtype, log_softmax != 0, aclk_use_nt(outer * axis * inner * 2), grad, y, out,
                    outer, axis, inner, 0, 0};
-    aclk_range_fn fn;
     int64_t items, epi;
-    if (inner == 1) {
-        items = outer, epi = axis;
-        fn = R_PICK(bwd_rows, level, dtype);
-    } else {
-        c.W = r_width(axis, inner);
-        c.nblk = (inner + c.W - 1) / c.W;
-        items = outer * c.nblk, epi = axis * c.W;
-        fn = R_PICK(bwd_cols, level, dtype);
-    }
+    r_split(outer, axis, inner, &c.W, &c.nblk, &items, &epi);
+    aclk_range_fn fn = inner == 1 ? R_PICK(bwd_rows, level, dtype)
+                                  : R_PICK(bwd_cols, level, dtype);
     (void)level;
     /* log_softmax_backward column blocks of a long axis: chunks of several blocks, each block's
        outputs pass (an exp per element) prefetching the next block, as the forward ones;
