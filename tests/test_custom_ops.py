@@ -516,6 +516,9 @@ seen = {}
 def kernel(x, y, z):
     # what a kernel must not do: allocate or free device memory (it runs under the device
     # memory table's read lock); a synchronous copy from device memory, which reads the table
+    # the kernel runs on the stream's worker or on the synchronizing thread, whichever gets
+    # to it: a current device in either, so that aclrtMalloc reaches the device memory table
+    acl.rt.set_device(0)
     ptr, ret = acl.rt.malloc(64, 0)
     seen["malloc"] = ret
     seen["free"] = acl.rt.free(int(sys.argv[1]))
