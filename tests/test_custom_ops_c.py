@@ -255,3 +255,110 @@ def test_opgen_errors_are_clear(xdg, tmp_path):
                tmp_path / "out", env={"XDG_CACHE_HOME": str(xdg)})
     assert proc.returncode == 2 and "no such file" in proc.stderr
     assert not (tmp_path / "out" / "vendors").exists()
+
+
+# twelve operators, one package (issue 28 item 1): each is an elementwise formula of x and y
+# with one float attribute; their definitions come in several files (one holding three) and in
+# the order written here, and the C++ program calls every one of them
+MANY = {"AddCustom": "x + y", "SubCustom": "x - y", "MulCustom": "x * y",
+        "DivCustom": "x / y", "MaxCustom": "np.maximum(x, y)", "MinCustom": "np.minimum(x, y)",
+        "AxpyCustom": "a * x + y", "ScaledDiffCustom": "a * (x - y)",
+        "HypotCustom": "np.hypot(x, y)", "PowAbsCustom": "np.abs(x) ** a",
+        "LerpCustom": "x + a * (y - x)", "SquaredErrCustom": "(x - y) ** 2"}
+
+
+def _many_def(op: str) -> dict:
+    t = {"param_type": "required", "type": ["float"], "format": ["ND"]}
+    return {"op": op, "input_desc": [{"name": "x", **t}, {"name": "y", **t}],
+            "output_desc": [{"name": "z", **t}],
+            "attr": [{"name": "a", "param_type": "optional", "type": "float",
+                      "default_value": "1.0"}]}
+
+
+def test_package_of_twelve_operators_links_each_from_cpp(xdg, toolkit, tmp_path):
+    from aclnn_py.custom import snake_case
+
+    ops = list(MANY)
+    files = []
+    for i, op in enumerate(ops[:9]):
+        files.append(tmp_path / f"op{i}.json")
+        files[-1].write_text(json.dumps([_many_def(op)]))
+    files.append(tmp_path / "three.json")
+    files[-1].write_text(json.dumps([_many_def(op) for op in ops[9:]]))
+    (tmp_path / "kernels.py").write_text("import numpy as np\n\n" + "".join(
+        f"\ndef {snake_case(op)}(x, y, z, *, a):\n    x = x.astype(np.float64)\n"
+        f"    y = y.astype(np.float64)\n    z[...] = {expr}\n" for op, expr in MANY.items()))
+    proc = cli("opgen", *files, "--kernels", tmp_path / "kernels.py", "-o", tmp_path / "pkg",
+               env={"XDG_CACHE_HOME": str(xdg)})
+    assert proc.returncode == 0, proc.stderr
+    vendor = tmp_path / "pkg" / "vendors" / "customize"
+    nm = subprocess.run(["nm", "-D", "--defined-only", str(vendor / "op_api" / "lib" /
+                                                             "libcust_opapi.so")],
+                        capture_output=True, text=True)
+    if nm.returncode == 0:  # binutils present: every phase exported unmangled
+        names = {line.split()[-1] for line in nm.stdout.splitlines() if line.strip()}
+        for op in ops:
+            assert {f"aclnn{op}", f"aclnn{op}GetWorkspaceSize"} <= names, op
+    calls = "\n".join(f"""    {{
+        uint64_t ws = 0; aclOpExecutor *ex = nullptr;
+        int r = aclnn{op}GetWorkspaceSize(x, y, {0.5 + i / 4}, z, &ws, &ex);
+        if (r == 0) r = aclnn{op}(nullptr, ws, ex, stream);
+        if (r == 0) r = aclrtSynchronizeStream(stream);
+        if (r != 0) {{ printf("{op} %d %s\\n", r, aclGetRecentErrMsg()); return 1; }}
+        aclrtMemcpy(zh.data(), 32, zd, 32, ACL_MEMCPY_DEVICE_TO_HOST);
+        printf("{op}");
+        for (float v : zh) printf(" %.9g", v);
+        printf("\\n");
+    }}""" for i, op in enumerate(ops))
+    includes = "".join(f'#include "aclnn_{snake_case(op)}.h"\n' for op in ops)
+    (tmp_path / "main.cpp").write_text(f"""#include <cstdio>
+#include <vector>
+#include "acl/acl.h"
+{includes}
+static aclTensor *Tensor(std::vector<float> &host, void **dev) {{
+    int64_t shape[] = {{2, 4}};
+    aclrtMalloc(dev, 32, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(*dev, 32, host.data(), 32, ACL_MEMCPY_HOST_TO_DEVICE);
+    return aclCreateTensor(shape, 2, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, shape, 2, *dev);
+}}
+
+int main() {{
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    aclrtStream stream;
+    aclrtCreateStream(&stream);
+    std::vector<float> xh = {{1, -2, 3, -4, 5.5f, 6, -7, 8}};
+    std::vector<float> yh = {{2, 3, -1, 4, 0.5f, -6, 7, 16}}, zh(8, 0);
+    void *xd, *yd, *zd;
+    aclTensor *x = Tensor(xh, &xd), *y = Tensor(yh, &yd), *z = Tensor(zh, &zd);
+{calls}
+    aclDestroyTensor(x);
+    aclDestroyTensor(y);
+    aclDestroyTensor(z);
+    aclrtDestroyStream(stream);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return 0;
+}}
+""")
+    script = (f'export ASCEND_CUSTOM_OPP_PATH="{vendor}"; source "{toolkit}/set_env.sh"; '
+              "g++ main.cpp -I$ASCEND_HOME_PATH/include -I$ASCEND_CUSTOM_OPP_PATH/op_api/include "
+              "-L$ASCEND_HOME_PATH/lib64 -L$ASCEND_CUSTOM_OPP_PATH/op_api/lib -lascendcl "
+              "-lcust_opapi -lacl_op_compiler -lnnopbase -o main && ./main")
+    out = shell(script, {}, tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = {line.split()[0]: [float(v) for v in line.split()[1:]]
+            for line in out.stdout.splitlines() if line.strip()}
+    assert list(rows) == ops
+    x = np.array([1, -2, 3, -4, 5.5, 6, -7, 8], np.float64)
+    y = np.array([2, 3, -1, 4, 0.5, -6, 7, 16], np.float64)
+    golden = {"AddCustom": x + y, "SubCustom": x - y, "MulCustom": x * y, "DivCustom": x / y,
+              "MaxCustom": np.maximum(x, y), "MinCustom": np.minimum(x, y)}
+    for i, op in enumerate(ops):
+        a = 0.5 + i / 4
+        golden.setdefault(op, {"AxpyCustom": a * x + y, "ScaledDiffCustom": a * (x - y),
+                               "HypotCustom": np.sqrt(x * x + y * y),
+                               "PowAbsCustom": np.abs(x) ** a, "LerpCustom": x + a * (y - x),
+                               "SquaredErrCustom": (x - y) * (x - y)}.get(op))
+        np.testing.assert_array_equal(np.asarray(rows[op], np.float32),
+                                      golden[op].astype(np.float32), err_msg=op)
