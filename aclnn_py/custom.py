@@ -395,8 +395,9 @@ def load(definition, kernels: Mapping[str, Callable]) -> list[CustomOp]:
 
 
 def unload(name: str) -> None:
-    """Remove a loaded operator and its functions from ``aclnn_py.aclnn`` (executors already
-    built keep working)."""
+    """Remove a loaded operator and its functions from ``aclnn_py.aclnn``. Launches already
+    enqueued still run; executors built before cannot be launched any more (their phase-2
+    function is gone, and one of an operator loaded again refuses them). docs/custom_ops.md"""
     from . import aclnn as _aclnn
 
     with _lock:
@@ -591,6 +592,13 @@ def _make_phase2(c: CustomOp) -> Callable:
     from .executor import run
 
     def launch(workspace, workspaceSize, executor, stream):
+        host = getattr(executor, "host", None)
+        if type(host) is _Launcher and host.op is not c:  # built before an unload + load
+            return record(api, S.ACLNN_ERR_PARAM_INVALID,
+                          f"the executor was built by {c.desc.op} before it was unloaded "
+                          f"(aclnn_py.custom.unload); an operator loaded again does not run "
+                          f"the executors of the one it replaced: call {api}GetWorkspaceSize "
+                          "again")
         return run(api, workspace, workspaceSize, executor, stream)
 
     launch.__name__ = launch.__qualname__ = api

@@ -438,6 +438,52 @@ def test_unload_keeps_built_executors_working(dev, stream):
         custom.unload("AddCustomT")
 
 
+def test_unload_runs_what_is_enqueued_and_a_reload_refuses_old_executors(dev, stream,
+                                                                          sleep_on):
+    """docs/custom_ops.md: launches enqueued before an unload run their kernel; an operator
+    loaded again does not run the executors built by the one it replaced."""
+    custom.load([ADD], {"AddCustomT": add_kernel})
+    _, x = dev.tensor(np.ones(4, np.float32))
+    pz, z = dev.tensor(np.zeros(4, np.float32))
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    sleep_on(stream, 200_000)  # the stream is busy while the operator is unloaded
+    assert aclnn.aclnnAddCustomT(0, ws, ex, stream) == 0
+    custom.unload("AddCustomT")
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(dev.download(pz, 4, np.float32), [2] * 4)
+    custom.load([ADD], {"AddCustomT": lambda x, y, z: np.subtract(x, y, out=z)})
+    try:
+        assert aclnn.aclnnAddCustomT(0, ws, ex, stream) == 161002
+        msg = acl.get_recent_err_msg()
+        assert "AddCustomT" in msg and "unloaded" in msg, msg
+        ws2, ex2, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, z)
+        assert aclnn.aclnnAddCustomT(0, ws2, ex2, stream) == 0
+        assert acl.rt.synchronize_stream(stream) == 0
+        np.testing.assert_array_equal(dev.download(pz, 4, np.float32), [0] * 4)
+    finally:
+        aclnn.aclDestroyAclOpExecutor(ex)
+        custom.unload("AddCustomT")
+
+
+def test_docs_python_example_runs_as_written(tmp_path):
+    """docs/custom_ops.md's "From Python" block is a complete program: run as written, in a
+    fresh interpreter, it prints "test pass"."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "custom_ops.md").read_text()
+    section = doc.split("## From Python", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "example.py").write_text(block)
+    proc = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "test pass"
+
+
 def test_stream_destroyed_by_another_thread_with_kernels_queued(loaded, dev):
     """destroy_stream from another thread while custom kernels are queued: the queued kernels
     still run (destroy lets them finish), their results are right, nothing hangs."""
