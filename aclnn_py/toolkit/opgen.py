@@ -313,39 +313,27 @@ def env_toolkit(env: Optional[Mapping[str, str]] = None) -> Optional[Path]:
 
 def _set_priority(vendors_dir: Path, vendor: str) -> None:
     """Put ``vendor`` first on config.ini's ``load_priority`` line (the other vendors keep
-    their order; other lines are kept), as CANN's package installer does."""
+    their order; other lines are kept), as CANN's package installer does. The caller holds
+    the install lock."""
     config = vendors_dir / "config.ini"
-    with _locked(vendors_dir / ".config.ini.lock"):
-        lines = config.read_text().splitlines() if config.is_file() else []
-        others: list[str] = []
-        at = None
-        for i, line in enumerate(lines):
-            if line.startswith("load_priority=") and at is None:
-                at = i
-                others = [v.strip() for v in line[len("load_priority="):].split(",")]
-        names = [vendor] + [v for v in others if v and v != vendor]
-        entry = "load_priority=" + ",".join(names)
-        if at is None:
-            lines.insert(0, entry)
-        else:
-            lines[at] = entry
-        fd, tmp = tempfile.mkstemp(prefix=".config.ini-", dir=vendors_dir)
-        with os.fdopen(fd, "w") as fh:
-            fh.write("\n".join(lines) + "\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, config)
-
-
-def load_priority(opp: Path) -> list[str]:
-    """The vendors of ``opp``/vendors/config.ini in load order (CANN's rule: the first
-    ``load_priority=`` line, comma-separated)."""
-    config = Path(opp) / "vendors" / "config.ini"
-    if not config.is_file():
-        return []
-    for line in config.read_text().splitlines():
-        if line.startswith("load_priority="):
-            return [v for v in line[len("load_priority="):].split(",") if v]
-    return []
+    lines = config.read_text().splitlines() if config.is_file() else []
+    others: list[str] = []
+    at = None
+    for i, line in enumerate(lines):
+        if line.startswith("load_priority=") and at is None:
+            at = i
+            others = [v.strip() for v in line[len("load_priority="):].split(",")]
+    names = [vendor] + [v for v in others if v and v != vendor]
+    entry = "load_priority=" + ",".join(names)
+    if at is None:
+        lines.insert(0, entry)
+    else:
+        lines[at] = entry
+    fd, tmp = tempfile.mkstemp(prefix=".config.ini-", dir=vendors_dir)
+    with os.fdopen(fd, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, config)
 
 
 def install(definitions: Sequence, kernels: os.PathLike | str, vendor: str = "customize",
@@ -358,11 +346,13 @@ def install(definitions: Sequence, kernels: os.PathLike | str, vendor: str = "cu
     to ASCEND_CUSTOM_OPP_PATH). A package of the same vendor is replaced."""
     check_vendor(vendor)
     toolkit = env_toolkit(env) or ensure_toolkit()
-    if install_path is not None:
-        return generate(definitions, kernels, install_path, vendor, toolkit=toolkit)
-    opp = toolkit / "opp"
-    root = generate(definitions, kernels, opp, vendor, toolkit=toolkit)
-    _set_priority(opp / "vendors", vendor)
+    base = Path(os.path.abspath(install_path)) if install_path is not None else toolkit / "opp"
+    vendors = base / "vendors"
+    vendors.mkdir(parents=True, exist_ok=True)
+    with _locked(vendors / ".aclnn-py-install.lock"):  # one install at a time there
+        root = generate(definitions, kernels, base, vendor, toolkit=toolkit)
+        if install_path is None:
+            _set_priority(vendors, vendor)
     return root
 
 
@@ -378,5 +368,5 @@ def read_package(vendor: str) -> tuple[list, list[OpDesc], dict]:
     return sources, descs, custom.kernels_from_module(module, descs)
 
 
-__all__ = ["generate", "install", "load_priority", "read_package", "header", "library_source",
+__all__ = ["generate", "install", "read_package", "header", "library_source",
            "c_params", "camel"]
