@@ -101,7 +101,10 @@ def install(xdg: Path, prefix: Path, *args, definition=PROJECT / "add_custom.jso
 def prefix(xdg, tmp_path_factory) -> Path:
     """A toolkit at <tmp>/Ascend/ascend-toolkit/latest with the project's AddCustom installed."""
     prefix = new_prefix(xdg, tmp_path_factory.mktemp("home"))
-    proc = install(xdg, prefix)
+    # as a user would: in a shell that sourced the prefix's setenv.bash
+    script = (f'source "{prefix}/bin/setenv.bash" && "{sys.executable}" -m aclnn_py opgen '
+              f'"{PROJECT}/add_custom.json" --kernels "{PROJECT}/add_custom.py" --install')
+    proc = shell(script, {"XDG_CACHE_HOME": str(xdg)}, Path(tempfile.gettempdir()))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(prefix / "opp" / "vendors" / "customize")
     return prefix
@@ -263,6 +266,21 @@ def test_project_naive_run_sh_with_ascend_home_dir(prefix, tmp_path):
     project = copy_project(tmp_path)
     proc = shell("bash run.sh", {"ASCEND_HOME_DIR": str(prefix)},
                  project / "AclNNInvocationNaive")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "test pass"
+
+
+@needs_cmake
+def test_project_built_by_hand_with_ddk_path(prefix, tmp_path):
+    """The manual steps of CANN's sample READMEs: source setenv.bash, DDK_PATH = the install,
+    NPU_HOST_LIB = <install>/<arch>-linux/devlib, cmake ../src && make, run, verify."""
+    project = copy_project(tmp_path) / "AclNNInvocation"
+    script = (f'source "{prefix}/bin/setenv.bash" && export DDK_PATH="{prefix}" && '
+              f'export NPU_HOST_LIB="{prefix}/{ARCH}-linux/devlib" && '
+              "python3 scripts/gen_data.py && mkdir -p build && cd build && cmake ../src && make "
+              "&& cd ../output && ./execute_add_op && cd .. && "
+              "python3 scripts/verify_result.py output/output_z.bin output/golden.bin")
+    proc = shell(script, {}, project)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1] == "test pass"
 
