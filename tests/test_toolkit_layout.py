@@ -271,6 +271,21 @@ def test_project_naive_run_sh_with_ascend_home_dir(prefix, tmp_path):
 
 
 @needs_cmake
+def test_project_run_sh_finds_the_default_user_install(prefix, tmp_path):
+    """With nothing but PATH and HOME, run.sh takes $HOME/Ascend/ascend-toolkit/latest, CANN's
+    user install: the prefix is laid out there."""
+    home = prefix.parent.parent.parent
+    assert prefix == home / "Ascend" / "ascend-toolkit" / "latest"
+    project = copy_project(tmp_path)
+    proc = subprocess.run([BASH, "run.sh"], env={"PATH": clean_path(), "HOME": str(home)},
+                          cwd=project / "AclNNInvocation", capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "test pass"
+    assert f"INC_PATH: {prefix}" in proc.stdout
+
+
+@needs_cmake
 def test_project_built_by_hand_with_ddk_path(prefix, tmp_path):
     """The manual steps of CANN's sample READMEs: source setenv.bash, DDK_PATH = the install,
     NPU_HOST_LIB = <install>/<arch>-linux/devlib, cmake ../src && make, run, verify."""
