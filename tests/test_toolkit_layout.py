@@ -203,6 +203,12 @@ def test_setenv_exports_what_canns_does(prefix, tmp_path):
                    "ASCEND_OPP_PATH": f"{prefix}/opp", "ASCEND_AICPU_PATH": str(prefix),
                    "LD_LIBRARY_PATH": f"{prefix}/lib64:/x",
                    "PYTHONPATH": f"{prefix}/python/site-packages"}
+    # sourced from a `set -euo pipefail` script with none of the variables set before
+    for script in ("bin/setenv.bash", "set_env.sh"):
+        proc = shell(f'set -euo pipefail; source "{prefix}/{script}"; echo "$LD_LIBRARY_PATH"',
+                     {}, tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == f"{prefix}/lib64"
     # set_env.sh at the top sets the same
     proc = shell(f'source "{prefix}/set_env.sh" && echo "$ASCEND_OPP_PATH"', {}, tmp_path)
     assert proc.stdout.strip() == f"{prefix}/opp"
