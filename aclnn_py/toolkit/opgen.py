@@ -306,9 +306,9 @@ def env_toolkit(env: Optional[Mapping[str, str]] = None) -> Optional[Path]:
     if not is_toolkit(home) or not (home / "lib64" / "libascendcl.so").is_file():
         raise CustomOpError(
             f"{name}={env[name]!r} is not a toolkit laid out by aclnn-py (no {INFO} or "
-            "lib64/libascendcl.so there): source the bin/setenv.bash of one ('aclnn-py toolkit "
-            "[--prefix DIR]'), unset it to install into the default toolkit, or give "
-            "--install-path")
+            "lib64/libascendcl.so there), and a package runs on an aclnn-py toolkit only: "
+            "source the bin/setenv.bash of one ('aclnn-py toolkit [--prefix DIR]'), or unset "
+            f"{name} to use the default one")
     return home
 
 
