@@ -4,7 +4,9 @@
 (``$XDG_CACHE_HOME/aclnn-py`` or ``~/.cache/aclnn-py``), keyed by the package's version, a hash of
 the package's files and the interpreter; a stale key means a new directory. Builds run in a
 temporary directory under a file lock and are renamed into place, so concurrent first uses build
-once and never see a half-built toolkit. Layout (CANN's names)::
+once and never see a half-built toolkit. ``install_prefix(DIR)`` lays the same tree out at DIR
+(``aclnn-py toolkit --prefix``), e.g. ``~/Ascend/ascend-toolkit/latest``. Layout (CANN's
+names)::
 
     include/acl/acl.h, acl_base.h, acl_base_rt.h, acl_rt.h, error_codes/rt_error_codes.h
     include/aclnn/acl_meta.h, aclnn_base.h
@@ -14,9 +16,16 @@ once and never see a half-built toolkit. Layout (CANN's names)::
     lib64/libascendcl.so          the one real library (cffi embedding mode, C++)
     lib64/libnnopbase.so, libopapi.so, libopapi_nn.so, libopapi_math.so,
         libacl_op_compiler.so     symlinks to it
+    lib64/stub/lib*.so            symlinks too (CANN's link-only stubs)
+    runtime/include, runtime/lib64, <arch>-linux/include, <arch>-linux/lib64,
+        <arch>-linux/devlib       relative symlinks to include/ and lib64/, where the build
+                                  files of CANN's samples look (DDK_PATH, NPU_HOST_LIB)
+    opp/vendors/                  custom operator packages (aclnn-py opgen --install) and
+                                  config.ini (their load order), as CANN's opp
     python/site-packages/acl.py   pyACL: ``import acl`` gives aclnn_py.acl
-    set_env.sh                    exports ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, LD_LIBRARY_PATH
-                                  and PYTHONPATH (python/site-packages), as CANN's does
+    set_env.sh, bin/setenv.bash   export ASCEND_TOOLKIT_HOME, ASCEND_HOME_PATH, ASCEND_OPP_PATH,
+                                  ASCEND_AICPU_PATH, LD_LIBRARY_PATH and PYTHONPATH
+                                  (python/site-packages), as CANN's do
 
 The library embeds the interpreter that built the toolkit: it needs a shared libpython.
 See docs/c_api.md.
@@ -28,6 +37,7 @@ import contextlib
 import hashlib
 import io
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -244,13 +254,34 @@ def _run(cmd: list[str], what: str) -> None:
         raise ToolkitError(f"{what} failed ({shlex.join(cmd)}):\n{proc.stdout}{proc.stderr}")
 
 
-def _write_set_env(root: Path, final: Path) -> None:
+def arch() -> str:
+    """The machine's name as CANN's directories spell it (``x86_64-linux``, ``aarch64-linux``)."""
+    machine = platform.machine().lower()
+    return {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+
+
+def _env_script(final: Path, up: str) -> str:
+    """CANN's set_env.sh / bin/setenv.bash for the toolkit at ``final``. In bash the toolkit is
+    the directory the sourced file is in (``up`` is the way from there to the toolkit), so that
+    a moved or copied toolkit still sets its own paths; other shells use ``final``."""
     home = shlex.quote(str(final))
-    (root / "set_env.sh").write_text(
-        "# aclnn-py toolkit (a CPU emulator of CANN's aclnn API): source this file as CANN's\n"
-        "# set_env.sh, e.g.  source \"$(aclnn-py toolkit)/set_env.sh\"\n"
-        f"export ASCEND_TOOLKIT_HOME={home}\n"
+    return (
+        "# aclnn-py toolkit (a CPU emulator of CANN's aclnn API): source this file as CANN's,\n"
+        "# e.g.  source \"$(aclnn-py toolkit)/set_env.sh\"  or  source <prefix>/bin/setenv.bash\n"
+        f"_aclnn_py_home={home}\n"
+        "if [ -n \"${BASH_SOURCE:-}\" ]; then\n"
+        "  case \"$BASH_SOURCE\" in */*) _aclnn_py_here=\"${BASH_SOURCE%/*}\" ;; "
+        "*) _aclnn_py_here=. ;; esac\n"
+        f"  _aclnn_py_here=$(CDPATH= cd -- \"$_aclnn_py_here{up}\" 2>/dev/null && pwd) ||"
+        " _aclnn_py_here=\n"
+        "  if [ -n \"$_aclnn_py_here\" ] && [ -f \"$_aclnn_py_here/aclnn-py.info\" ]; then\n"
+        "    _aclnn_py_home=\"$_aclnn_py_here\"\n"
+        "  fi\n"
+        "fi\n"
+        "export ASCEND_TOOLKIT_HOME=\"$_aclnn_py_home\"\n"
         "export ASCEND_HOME_PATH=\"${ASCEND_TOOLKIT_HOME}\"\n"
+        "export ASCEND_OPP_PATH=\"${ASCEND_TOOLKIT_HOME}/opp\"\n"
+        "export ASCEND_AICPU_PATH=\"${ASCEND_TOOLKIT_HOME}\"\n"
         "export LD_LIBRARY_PATH=\"${ASCEND_HOME_PATH}/lib64"
         "${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}\"\n"
         f"export PYTHONPATH=\"${{ASCEND_HOME_PATH}}/{SHIM.as_posix()}"
@@ -263,8 +294,32 @@ def _write_set_env(root: Path, final: Path) -> None:
         "    LD_LIBRARY_PATH=\"$_aclnn_py_v/op_api/lib:$LD_LIBRARY_PATH\"\n"
         "  fi\n"
         "done\n"
-        "IFS=\"$_aclnn_py_ifs\"; unset _aclnn_py_ifs _aclnn_py_v\n"
+        "IFS=\"$_aclnn_py_ifs\"; unset _aclnn_py_ifs _aclnn_py_v _aclnn_py_home _aclnn_py_here\n"
         "export LD_LIBRARY_PATH\n")
+
+
+def write_env_scripts(root: Path, final: Path) -> None:
+    """``set_env.sh`` (where aclnn-py always had it) and ``bin/setenv.bash`` (where CANN's
+    samples' run.sh sources it) of the toolkit laid out in ``root``, to be at ``final``."""
+    (root / "set_env.sh").write_text(_env_script(final, ""))
+    (root / "bin").mkdir(exist_ok=True)
+    (root / "bin" / "setenv.bash").write_text(_env_script(final, "/.."))
+
+
+def _write_layout(root: Path) -> None:
+    """The directories of a CANN install that the samples' build files read, as relative
+    symlinks to include/ and lib64/ (so that a moved toolkit keeps working), lib64/stub, and
+    an empty opp/vendors for custom operator packages."""
+    stub = root / "lib64" / "stub"
+    stub.mkdir()
+    for name in (LIBRARY, *ALIASES):
+        os.symlink(f"../{LIBRARY}", stub / name)
+    for sub, links in (("runtime", ("include", "lib64")),
+                       (f"{arch()}-linux", ("include", "lib64", "devlib"))):
+        (root / sub).mkdir()
+        for name in links:
+            os.symlink("../lib64" if name == "devlib" else f"../{name}", root / sub / name)
+    (root / "opp" / "vendors").mkdir(parents=True)
 
 
 def _shim_source(package: Path = PACKAGE) -> str:
@@ -336,7 +391,8 @@ def build_into(root: Path, final: Path) -> None:
     for alias in ALIASES:
         os.symlink(LIBRARY, lib64 / alias)
     shutil.rmtree(src)
-    _write_set_env(root, final)
+    _write_layout(root)
+    write_env_scripts(root, final)
     (root / "aclnn-py.info").write_text(
         f"aclnn-py {version()}\npython {sys.executable} ({sys.version.split()[0]})\n"
         f"libpython {libdir}/{libname}\n")
@@ -379,6 +435,7 @@ def ensure_toolkit(rebuild: bool = False, root: Optional[Path] = None) -> Path:
             build_into(tmp, final)
             tmp.chmod(0o755)  # mkdtemp's 0700 would hide the toolkit from other users
             if final.exists():  # --rebuild, or a directory left by an interrupted rename
+                _keep_vendors(final, tmp)
                 trash = Path(tempfile.mkdtemp(prefix=f".old-{key}-", dir=root))
                 os.rename(final, trash / "toolkit")
                 os.rename(tmp, final)
@@ -389,3 +446,111 @@ def ensure_toolkit(rebuild: bool = False, root: Optional[Path] = None) -> Path:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
     return final
+
+
+def _keep_vendors(old: Path, new: Path) -> None:
+    """Move the custom operator packages installed in toolkit ``old`` (opp/vendors) into
+    ``new``, which replaces it."""
+    vendors = old / "opp" / "vendors"
+    if vendors.is_dir() and not vendors.is_symlink():
+        target = new / "opp" / "vendors"
+        if target.is_dir():
+            target.rmdir()  # the new toolkit's is empty
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(vendors, target)
+
+
+# ----------------------------------------------------------------------------- --prefix ----
+
+INFO = "aclnn-py.info"
+_OWN = ".aclnn-py"  # the prefix of the lock file and of the temporary directories in a prefix
+
+
+class PrefixError(ToolkitError):
+    """``--prefix`` names a directory that cannot hold a toolkit: not a directory, not empty
+    and not a toolkit, or not writable."""
+
+
+def is_toolkit(path: Path) -> bool:
+    """Whether ``path`` is a toolkit laid out by aclnn-py (its aclnn-py.info says so)."""
+    try:
+        with open(path / INFO, encoding="utf-8", errors="replace") as fh:
+            return fh.read(9) == "aclnn-py "
+    except OSError:
+        return False
+
+
+def _check_prefix(prefix: Path) -> None:
+    if not (prefix.exists() or prefix.is_symlink()):
+        return
+    if not prefix.is_dir():
+        raise PrefixError(f"{prefix} exists and is not a directory")
+    if is_toolkit(prefix):
+        return
+    try:
+        others = sorted(p.name for p in prefix.iterdir() if not p.name.startswith(_OWN))
+    except OSError as exc:
+        raise PrefixError(f"{prefix} cannot be read ({exc.strerror})") from None
+    if others:
+        shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
+        raise PrefixError(
+            f"{prefix} is not empty ({shown}) and is not a toolkit laid out by aclnn-py (it "
+            f"has no {INFO}); give a new or empty directory, or one that 'aclnn-py toolkit "
+            "--prefix' laid out before")
+
+
+def _copy_entry(src: Path, dest: Path) -> None:
+    if src.is_symlink():
+        os.symlink(os.readlink(src), dest)
+    elif src.is_dir():
+        shutil.copytree(src, dest, symlinks=True)
+    else:
+        shutil.copy2(src, dest)
+
+
+def install_prefix(prefix: os.PathLike | str, rebuild: bool = False) -> Path:
+    """Lay the toolkit out at ``prefix`` (``aclnn-py toolkit --prefix``): a copy of the cached
+    toolkit (built first if needed), with set_env.sh and bin/setenv.bash for ``prefix``. An
+    existing toolkit there is updated entry by entry, keeping opp/ (its installed custom
+    operator packages and config.ini). PrefixError for a directory that is not empty and not
+    a toolkit, or one that cannot be written."""
+    prefix = Path(os.path.abspath(os.path.expanduser(str(prefix))))  # keeps a `latest` symlink
+    _check_prefix(prefix)
+    source = ensure_toolkit(rebuild=rebuild)
+    try:
+        prefix.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PrefixError(f"{prefix} cannot be created ({exc.strerror})") from None
+    if not os.access(prefix, os.W_OK | os.X_OK):
+        raise PrefixError(f"{prefix} is not writable by this user")
+    try:
+        with _locked(prefix / f"{_OWN}.lock"):
+            _check_prefix(prefix)  # another process may have written there meanwhile
+            for left in prefix.glob(f"{_OWN}-*"):  # left by an interrupted update
+                shutil.rmtree(left, ignore_errors=True)
+            stage = Path(tempfile.mkdtemp(prefix=f"{_OWN}-new-", dir=prefix))
+            trash = Path(tempfile.mkdtemp(prefix=f"{_OWN}-old-", dir=prefix))
+            try:
+                for entry in sorted(source.iterdir()):
+                    if entry.name in ("opp", "bin", "set_env.sh", INFO):
+                        continue
+                    _copy_entry(entry, stage / entry.name)
+                write_env_scripts(stage, prefix)
+                (stage / INFO).write_text((source / INFO).read_text()
+                                          + f"laid out from {source}\n")
+                # entry by entry, the info file last: a prefix without it is not finished
+                for entry in sorted(stage.iterdir(), key=lambda p: (p.name == INFO, p.name)):
+                    dest = prefix / entry.name
+                    if dest.exists() or dest.is_symlink():
+                        os.rename(dest, trash / entry.name)
+                    os.rename(entry, dest)
+                (prefix / "opp" / "vendors").mkdir(parents=True, exist_ok=True)
+            finally:
+                shutil.rmtree(stage, ignore_errors=True)
+                shutil.rmtree(trash, ignore_errors=True)
+    except PrefixError:
+        raise
+    except OSError as exc:
+        raise PrefixError(f"{prefix}: {exc.strerror or exc} "
+                          f"({exc.filename or prefix})") from None
+    return prefix

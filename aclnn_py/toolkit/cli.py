@@ -123,13 +123,21 @@ def run_cpp(name: str, args: tuple = ()) -> int:
 
 @click.command()
 @click.option("--rebuild", is_flag=True, help="Build it again even if it is up to date.")
-def toolkit(rebuild: bool) -> None:
+@click.option("--prefix", "prefix", type=click.Path(file_okay=True, dir_okay=True),
+              metavar="DIR",
+              help="Lay the toolkit out at DIR as a CANN install, e.g. "
+                   "~/Ascend/ascend-toolkit/latest (a new or empty directory, or one laid out "
+                   "before, which is updated keeping opp/vendors).")
+def toolkit(rebuild: bool, prefix) -> None:
     """Print the directory of a CANN-like toolkit install over the emulator.
 
     \b
-    It holds CANN's headers (include/acl, include/aclnn, include/aclnnop), lib64/libascendcl.so
-    (with libnnopbase.so, libopapi.so and libopapi_nn.so as aliases) and set_env.sh; built on
-    first use into a per-user cache. Compile CANN's C++ examples unchanged:
+    Laid out as CANN's (built on first use into a per-user cache, or at --prefix DIR):
+      include/ (acl, aclnn, aclnnop)  lib64/libascendcl.so (+ libnnopbase.so, libopapi.so,
+      libacl_op_compiler.so, ... as aliases)  runtime/{include,lib64} and
+      <arch>-linux/{include,lib64}  opp/vendors/  python/site-packages/
+      bin/setenv.bash and set_env.sh
+    Compile CANN's C++ examples unchanged:
 
     \b
       source "$(aclnn-py toolkit)/set_env.sh"
@@ -139,14 +147,26 @@ def toolkit(rebuild: bool) -> None:
       ./softmax_backward
 
     \b
-    set_env.sh also puts python/site-packages on PYTHONPATH, where acl.py makes
-    'import acl' (pyACL) give the emulator's aclnn_py.acl, as CANN's set_env.sh does for pyACL.
+    or run a CANN operator project's own run.sh (after 'aclnn-py opgen ... --install'):
+      aclnn-py toolkit --prefix ~/Ascend/ascend-toolkit/latest
+      ASCEND_INSTALL_PATH=~/Ascend/ascend-toolkit/latest bash run.sh
+
+    \b
+    setenv.bash also puts python/site-packages on PYTHONPATH, where acl.py makes
+    'import acl' (pyACL) give the emulator's aclnn_py.acl, as CANN's does for pyACL.
     'aclnn-py cache clean' removes the toolkits nothing uses any more.
 
     See docs/c_api.md.
     """
+    from .build import PrefixError, install_prefix
+
     try:
-        path = ensure_toolkit(rebuild=rebuild)
+        if prefix is not None:
+            path = install_prefix(prefix, rebuild=rebuild)
+        else:
+            path = ensure_toolkit(rebuild=rebuild)
+    except PrefixError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--prefix'") from None
     except ToolkitError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(str(path))
@@ -283,21 +303,40 @@ def clean(everything: bool) -> None:
 @click.option("--kernels", "kernels", required=True, type=click.Path(dir_okay=False),
               help="A Python module whose function <op_snake_case> (e.g. add_custom) is each "
                    "operator's NumPy kernel.")
-@click.option("-o", "--output", "output", required=True, type=click.Path(file_okay=False),
-              help="Where to write vendors/<vendor>/...")
+@click.option("-o", "--output", "output", type=click.Path(file_okay=False),
+              help="Where to write vendors/<vendor>/... (or give --install).")
+@click.option("--install", "install", is_flag=True,
+              help="Install the package as CANN's custom_opp_<os>_<arch>.run does: into "
+                   "$ASCEND_HOME_PATH/opp/vendors/<vendor> (the toolkit of the sourced "
+                   "setenv.bash, else the default toolkit), first in opp/vendors/config.ini.")
+@click.option("--install-path", "install_path", type=click.Path(file_okay=False),
+              metavar="DIR",
+              help="With --install: install into DIR/vendors/<vendor> instead (source its "
+                   "bin/set_env.bash to use it).")
 @click.option("--vendor", default="customize", show_default=True,
               help="The vendor directory name, as CANN's custom operator packages have.")
-def opgen(definitions: tuple, kernels: str, output: str, vendor: str) -> None:
+def opgen(definitions: tuple, kernels: str, output, install: bool, install_path,
+          vendor: str) -> None:
     """Build a custom operator package from msOpGen DEFINITIONS and NumPy kernels.
 
     \b
     Writes, laid out as CANN's custom operator packages:
-      OUTPUT/vendors/VENDOR/op_api/include/aclnn_<op>.h   the generated two-phase API
-      OUTPUT/vendors/VENDOR/op_api/lib/libcust_opapi.so   its library
-      OUTPUT/vendors/VENDOR/bin/set_env.bash              ASCEND_CUSTOM_OPP_PATH, LD_LIBRARY_PATH
-    Then, for a CANN host program such as AclNNInvocationNaive:
+      VENDORS/VENDOR/op_api/include/aclnn_<op>.h   the generated two-phase API
+      VENDORS/VENDOR/op_api/lib/libcust_opapi.so   its library
+      VENDORS/VENDOR/bin/set_env.bash              ASCEND_CUSTOM_OPP_PATH, LD_LIBRARY_PATH
+    where VENDORS is OUTPUT/vendors (-o OUTPUT), or with --install, as CANN's package
+    installer: $ASCEND_HOME_PATH/opp/vendors (recorded in its config.ini), or
+    DIR/vendors (--install-path DIR). Installing a vendor again replaces its operators.
 
     \b
+    A CANN operator project's own run.sh and CMakeLists then build and run:
+      aclnn-py toolkit --prefix ~/Ascend/ascend-toolkit/latest
+      source ~/Ascend/ascend-toolkit/latest/bin/setenv.bash
+      aclnn-py opgen add_custom.json --kernels add_custom.py --install
+      cd AclNNInvocation && bash run.sh
+
+    \b
+    Or by hand, for a CANN host program such as AclNNInvocationNaive:
       export ASCEND_CUSTOM_OPP_PATH=OUTPUT/vendors/VENDOR
       source "$(aclnn-py toolkit)/set_env.sh"
       g++ main.cpp -I$ASCEND_HOME_PATH/include -I$ASCEND_CUSTOM_OPP_PATH/op_api/include \\
@@ -308,16 +347,33 @@ def opgen(definitions: tuple, kernels: str, output: str, vendor: str) -> None:
     """
     from ..custom import CustomOpError
     from .opgen import generate
+    from .opgen import install as install_package
 
     for path in (*definitions, kernels):
         if not os.path.isfile(path):
             raise click.BadParameter(f"{path!r}: no such file",
                                      param_hint="'--kernels'" if path == kernels
                                      else "'DEFINITIONS'")
+    if install_path is not None and not install:
+        raise click.UsageError("--install-path DIR is where --install puts the package: give "
+                               "--install too")
+    if install and output is not None:
+        raise click.UsageError(f"-o {output!r} and --install are exclusive: -o writes the "
+                               "package to a directory, --install installs it into a toolkit "
+                               "(or --install-path)")
+    if not install and output is None:
+        raise click.UsageError("give -o DIR (write the package there) or --install")
     try:
-        root = generate(list(definitions), kernels, output, vendor)
+        if install:
+            root = install_package(list(definitions), kernels, vendor, install_path)
+        else:
+            root = generate(list(definitions), kernels, output, vendor)
     except CustomOpError as exc:
         raise click.ClickException(str(exc)) from None
     except ToolkitError as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        where = exc.filename or install_path or output
+        raise click.ClickException(f"cannot write the package: {exc.strerror or exc} "
+                                   f"({where})") from None
     click.echo(str(root))

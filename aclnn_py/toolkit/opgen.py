@@ -9,6 +9,10 @@ CANN's packages)::
     DIR/vendors/<vendor>/op_impl/aclnn_py/kernels.py          the kernels (a copy of MODULE)
     DIR/vendors/<vendor>/bin/set_env.bash                     the package's variables
 
+``install()`` (``opgen --install``) writes it where CANN's package installer
+(custom_opp_<os>_<arch>.run) does: <toolkit>/opp/vendors/<vendor>, the vendor first on
+<toolkit>/opp/vendors/config.ini's ``load_priority`` line, or ``--install-path``/vendors/<vendor>.
+
 The headers follow CANN's generated ones (inputs ``const aclTensor *``, ``<name>Optional``
 for an optional input, ``aclTensorList`` for a dynamic one, attributes in camelCase as
 ``double`` / ``int64_t`` / ``bool`` / ``char *`` / ``aclIntArray *`` / ``aclFloatArray *`` /
@@ -23,16 +27,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Optional
 
 from .. import custom
 from ..custom import CustomOpError, OpDesc, camel
-from .build import ToolkitError, compiler, ensure_toolkit
+from .build import INFO, ToolkitError, _locked, compiler, ensure_toolkit, is_toolkit
 
 IMPL = Path("op_impl") / "aclnn_py"
 LIBRARY = "libcust_opapi.so"
@@ -193,31 +199,52 @@ extern "C" aclnnStatus aclnn{d.op}(void *workspace, uint64_t workspaceSize,
 
 
 def set_env(vendor: Path) -> str:
+    """The package's bin/set_env.bash, as CANN's vendors/<name>/bin/set_env.bash: the vendor
+    directory first on ASCEND_CUSTOM_OPP_PATH, its op_api/lib on LD_LIBRARY_PATH. In bash the
+    vendor directory is the one the sourced file is in (a moved package still works)."""
     v = shlex.quote(str(vendor))
     return ("# the custom operator package of aclnn-py opgen, as CANN's vendors/<name>/bin/"
             "set_env.bash\n"
-            f"export ASCEND_CUSTOM_OPP_PATH={v}"
-            "${ASCEND_CUSTOM_OPP_PATH:+:${ASCEND_CUSTOM_OPP_PATH}}\n"
-            f"export LD_LIBRARY_PATH={v}/op_api/lib${{LD_LIBRARY_PATH:+:${{LD_LIBRARY_PATH}}}}\n")
+            f"_aclnn_py_vendor={v}\n"
+            "if [ -n \"${BASH_SOURCE:-}\" ]; then\n"
+            "  case \"$BASH_SOURCE\" in */*) _aclnn_py_here=\"${BASH_SOURCE%/*}\" ;; "
+            "*) _aclnn_py_here=. ;; esac\n"
+            "  _aclnn_py_here=$(CDPATH= cd -- \"$_aclnn_py_here/..\" 2>/dev/null && pwd) ||"
+            " _aclnn_py_here=\n"
+            f"  if [ -n \"$_aclnn_py_here\" ] && [ -f \"$_aclnn_py_here/{IMPL.as_posix()}"
+            "/ops.json\" ]; then\n"
+            "    _aclnn_py_vendor=\"$_aclnn_py_here\"\n"
+            "  fi\n"
+            "fi\n"
+            "export ASCEND_CUSTOM_OPP_PATH=\"$_aclnn_py_vendor"
+            "${ASCEND_CUSTOM_OPP_PATH:+:${ASCEND_CUSTOM_OPP_PATH}}\"\n"
+            "export LD_LIBRARY_PATH=\"$_aclnn_py_vendor/op_api/lib"
+            "${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}\"\n"
+            "unset _aclnn_py_vendor _aclnn_py_here\n")
 
 
 def generate(definitions: Sequence, kernels: os.PathLike | str, out: os.PathLike | str,
-             vendor: str = "customize") -> Path:
+             vendor: str = "customize", toolkit: Optional[Path] = None) -> Path:
     """Write the package (see the module's docstring) and return its ``vendors/<vendor>``
-    directory. Raises CustomOpError for a bad definition or kernels module, ToolkitError when
-    the library cannot be built."""
-    if not vendor or "/" in vendor or vendor in (".", ".."):
-        raise CustomOpError(f"--vendor {vendor!r}: a vendor is a directory name")
+    directory. Its library is linked against ``toolkit``'s libascendcl.so (default: the cached
+    toolkit); when ``out`` is that toolkit's opp/ (an install), the library finds the toolkit
+    relative to itself first, so that a moved toolkit keeps working. Raises CustomOpError for a
+    bad definition or kernels module, ToolkitError when the library cannot be built."""
+    check_vendor(vendor)
     sources: list = []
     for path in definitions:
         sources += [dict(op) for op in custom._read(Path(path))]
     descs = custom.parse(sources)  # validates every op; names unique across the files
     module = custom._kernel_source(kernels)
     custom.kernels_from_module(module, descs)
-    toolkit = ensure_toolkit()
-    out = Path(out).resolve()
+    toolkit = ensure_toolkit() if toolkit is None else toolkit
+    out = Path(os.path.abspath(out))
     out.mkdir(parents=True, exist_ok=True)
     root = out / "vendors" / vendor
+    rpaths = [str(toolkit / "lib64")]
+    if os.path.realpath(out) == os.path.realpath(toolkit / "opp"):
+        # <toolkit>/opp/vendors/<vendor>/op_api/lib -> <toolkit>/lib64
+        rpaths.insert(0, "$ORIGIN/../../../../../lib64")
     tmp = Path(tempfile.mkdtemp(prefix=".opgen-", dir=out))
     try:
         inc, lib, impl = tmp / "op_api" / "include", tmp / "op_api" / "lib", tmp / IMPL
@@ -231,13 +258,16 @@ def generate(definitions: Sequence, kernels: os.PathLike | str, out: os.PathLike
         src.write_text(library_source(descs))
         cmd = [*compiler(), "-shared", "-fPIC", "-O1", "-std=c++11", "-w", str(src),
                f"-I{toolkit / 'include'}", f"-I{inc}", f"-L{toolkit / 'lib64'}", "-lascendcl",
-               f"-Wl,-rpath,{toolkit / 'lib64'}", "-ldl", "-o", str(lib / LIBRARY)]
+               f"-Wl,-rpath,{':'.join(rpaths)}", "-ldl", "-o", str(lib / LIBRARY)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode:
             raise ToolkitError(f"compiling {LIBRARY} failed ({shlex.join(cmd)}):\n"
                                f"{proc.stdout}{proc.stderr}")
         src.unlink()
         (tmp / "bin" / "set_env.bash").write_text(set_env(root))
+        for folder in (tmp, *tmp.rglob("*")):  # mkdtemp's 0700 would hide it from other users
+            if folder.is_dir() and not folder.is_symlink():
+                folder.chmod(0o755)
         root.parent.mkdir(parents=True, exist_ok=True)
         if root.exists():  # a package of the same vendor: replaced whole
             old = Path(tempfile.mkdtemp(prefix=".opgen-old-", dir=out))
@@ -248,6 +278,82 @@ def generate(definitions: Sequence, kernels: os.PathLike | str, out: os.PathLike
             os.replace(tmp, root)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    return root
+
+
+_VENDOR = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+def check_vendor(vendor: str) -> None:
+    """A vendor is a directory name that config.ini's comma-separated list can hold."""
+    if not _VENDOR.fullmatch(vendor or "") or vendor in (".", ".."):
+        raise CustomOpError(f"--vendor {vendor!r}: a vendor is a directory name of letters, "
+                            "digits, '_', '.' and '-' (not starting with '.' or '-')")
+
+
+def env_toolkit(env: Optional[Mapping[str, str]] = None) -> Optional[Path]:
+    """The toolkit of the sourced setenv.bash: ASCEND_HOME_PATH, else the parent of
+    ASCEND_OPP_PATH; None when neither is set. CustomOpError when it is set and is not a
+    toolkit laid out by aclnn-py (a CANN install: its libraries cannot run these packages)."""
+    env = os.environ if env is None else env
+    name, value = "ASCEND_HOME_PATH", env.get("ASCEND_HOME_PATH", "")
+    if not value and env.get("ASCEND_OPP_PATH"):
+        name, value = "ASCEND_OPP_PATH", env["ASCEND_OPP_PATH"]
+        value = os.path.dirname(os.path.normpath(value))
+    if not value:
+        return None
+    home = Path(os.path.abspath(value))
+    if not is_toolkit(home) or not (home / "lib64" / "libascendcl.so").is_file():
+        raise CustomOpError(
+            f"{name}={env[name]!r} is not a toolkit laid out by aclnn-py (no {INFO} or "
+            "lib64/libascendcl.so there), and a package runs on an aclnn-py toolkit only: "
+            "source the bin/setenv.bash of one ('aclnn-py toolkit [--prefix DIR]'), or unset "
+            f"{name} to use the default one")
+    return home
+
+
+def _set_priority(vendors_dir: Path, vendor: str) -> None:
+    """Put ``vendor`` first on config.ini's ``load_priority`` line (the other vendors keep
+    their order; other lines are kept), as CANN's package installer does. The caller holds
+    the install lock."""
+    config = vendors_dir / "config.ini"
+    lines = config.read_text().splitlines() if config.is_file() else []
+    others: list[str] = []
+    at = None
+    for i, line in enumerate(lines):
+        if line.startswith("load_priority=") and at is None:
+            at = i
+            others = [v.strip() for v in line[len("load_priority="):].split(",")]
+    names = [vendor] + [v for v in others if v and v != vendor]
+    entry = "load_priority=" + ",".join(names)
+    if at is None:
+        lines.insert(0, entry)
+    else:
+        lines[at] = entry
+    fd, tmp = tempfile.mkstemp(prefix=".config.ini-", dir=vendors_dir)
+    with os.fdopen(fd, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, config)
+
+
+def install(definitions: Sequence, kernels: os.PathLike | str, vendor: str = "customize",
+            install_path: Optional[os.PathLike | str] = None,
+            env: Optional[Mapping[str, str]] = None) -> Path:
+    """Install the package as CANN's custom_opp_<os>_<arch>.run does and return its vendor
+    directory: into <toolkit>/opp/vendors/<vendor> with the vendor first in
+    opp/vendors/config.ini (the toolkit of the sourced setenv.bash, see ``env_toolkit``, else
+    the default one), or into ``install_path``/vendors/<vendor> (whose bin/set_env.bash adds it
+    to ASCEND_CUSTOM_OPP_PATH). A package of the same vendor is replaced."""
+    check_vendor(vendor)
+    toolkit = env_toolkit(env) or ensure_toolkit()
+    base = Path(os.path.abspath(install_path)) if install_path is not None else toolkit / "opp"
+    vendors = base / "vendors"
+    vendors.mkdir(parents=True, exist_ok=True)
+    with _locked(vendors / ".aclnn-py-install.lock"):  # one install at a time there
+        root = generate(definitions, kernels, base, vendor, toolkit=toolkit)
+        if install_path is None:
+            _set_priority(vendors, vendor)
     return root
 
 
@@ -263,4 +369,5 @@ def read_package(vendor: str) -> tuple[list, list[OpDesc], dict]:
     return sources, descs, custom.kernels_from_module(module, descs)
 
 
-__all__ = ["generate", "read_package", "header", "library_source", "c_params", "camel"]
+__all__ = ["generate", "install", "read_package", "header", "library_source",
+           "c_params", "camel"]
