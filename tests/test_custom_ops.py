@@ -7,6 +7,7 @@ does around them: argument checks, executors, streams, faults, threads."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 
@@ -16,6 +17,7 @@ from conftest import H2D
 
 from aclnn_py import acl, aclnn, custom
 from aclnn_py.custom import CustomOpError
+from aclnn_py.toolkit import opgen
 
 ADD = {"op": "AddCustomT", "input_desc": [
     {"name": "x", "param_type": "required", "format": ["ND", "ND"], "type": ["fp16", "float"]},
@@ -77,7 +79,7 @@ def test_snake_and_camel_names():
         "output_desc": [{"name": "y", "type": ["float"]}, {"name": "mask", "type": ["bool"]}],
         "attr": [{"name": "negative_slope", "param_type": "optional", "type": "float",
                   "default_value": "0.0"}]}])[0]
-    assert d.c_names() == ["x", "biasOptional", "negativeSlope", "y", "mask"]
+    assert d.c_names() == ["x", "biasOptional", "negativeSlope", "yOut", "maskOut"]
 
 
 BAD_DEFINITIONS = [
@@ -103,7 +105,8 @@ BAD_DEFINITIONS = [
     ([copy_of(ADD, attr=[{"name": "alpha", "type": "int", "default_value": "1.5"}])],
      "AddCustomT.attr[0].default_value: '1.5' is not a value of type int"),
     ([copy_of(ADD, attr=[{"name": "x", "type": "int", "default_value": "1"}])],
-     "the name 'x' is used twice"),
+     "AddCustomT.attr[0].name: the name 'x' is used twice among inputs, outputs and attributes "
+     "(also input_desc[0].name)"),
     ([ADD, ADD], "defined twice"),
     (42, "expected a list of operators"),
 ]
@@ -230,8 +233,8 @@ def test_optional_dynamic_and_every_attribute_type(loaded, dev, stream):
     lst = aclnn.aclCreateTensorList([dev.tensor(e1)[1], dev.tensor(e2)[1]])
     py, y = dev.tensor(np.zeros(6, np.float32))
     names = custom.loaded()["FullCustomT"].desc.c_names()
-    assert names == ["x", "biasOptional", "extras", "scale", "repeat", "negate", "mode", "axes",
-                     "weights", "flags", "out"]
+    assert names == ["x", "biasOptional", "extras", "scale", "repeat", "negate", "modeOptional",
+                     "axesOptional", "weightsOptional", "flagsOptional", "out"]
     # absent optional input and default attributes
     ws, ex, ret = aclnn.aclnnFullCustomTGetWorkspaceSize(x, None, lst, None, 3, None, None, None,
                                                          None, None, y)
@@ -570,3 +573,252 @@ def test_kernel_that_calls_the_runtime_gets_codes_not_a_hang(tmp_path):
     assert proc.returncode == 0, proc.stderr
     first, *rest = proc.stdout.splitlines()
     assert first == "207000 207000 0 [2.0, 2.0, 2.0, 2.0]"
+
+
+# ------------------------------------------------------- CANN's generated names ------------
+# Each definition below is a CANN operator's (its inputs, attributes and outputs with their
+# param_type, as CANN 8.1.RC1's operator information declares them; one type per tensor), and
+# each prototype the parameters of the header CANN generated for it
+# (opp/built-in/op_impl/ai_core/tbe/op_api/include/aclnnop/aclnn_<op>.h; AddCustom's from
+# CANN's Ascend C sample, MoeSoftMaxTopk's from cann-ops). docs/custom_ops.md, "Parameter
+# names", states the rules these show.
+
+
+def cann_op(op: str, ins: list, attrs: list, outs: list) -> dict:
+    """A definition: ``ins`` / ``outs`` are names, ``name?`` for optional, ``name*`` for
+    dynamic; ``attrs`` are (name, type, "required" or a default value)."""
+    def tensor(n: str) -> dict:
+        kind = {"?": "optional", "*": "dynamic"}.get(n[-1], "required")
+        return {"name": n.rstrip("?*"), "param_type": kind, "type": ["float"]}
+
+    def attr(a: tuple) -> dict:
+        name, atype, default = a
+        if default == "required":
+            return {"name": name, "param_type": "required", "type": atype}
+        return {"name": name, "param_type": "optional", "type": atype, "default_value": default}
+
+    return {"op": op, "input_desc": [tensor(n) for n in ins],
+            "attr": [attr(a) for a in attrs], "output_desc": [tensor(n) for n in outs]}
+
+
+CANN_PROTOTYPES = [
+    (cann_op("AddCustom", ["x", "y"], [], ["z"]),
+     "const aclTensor *x, const aclTensor *y, const aclTensor *out"),
+    (cann_op("MoeSoftMaxTopk", ["x"], [("k", "int", "required")], ["y", "indices"]),
+     "const aclTensor *x, int64_t k, const aclTensor *yOut, const aclTensor *indicesOut"),
+    (cann_op("MoeGatingTopKSoftmaxV2", ["x", "finished?"],
+             [("k", "int", "required"), ("renorm", "int", "0"),
+              ("output_softmax_result_flag", "bool", "false")],
+             ["y", "expert_idx", "softmax_result?"]),
+     "const aclTensor *x, const aclTensor *finishedOptional, int64_t k, int64_t renorm, "
+     "bool outputSoftmaxResultFlag, const aclTensor *yOut, const aclTensor *expertIdxOut, "
+     "const aclTensor *softmaxResultOutOptional"),
+    (cann_op("CrossEntropyLoss", ["input", "target", "weight?"],
+             [("reduction", "str", "mean"), ("ignore_index", "int", "-100"),
+              ("label_smoothing", "float", "0.0"), ("lse_square_scale_for_zloss", "float", "0"),
+              ("return_zloss", "bool", "false")],
+             ["loss", "log_prob", "zloss", "lse_for_zloss"]),
+     "const aclTensor *input, const aclTensor *target, const aclTensor *weightOptional, "
+     "char *reductionOptional, int64_t ignoreIndex, double labelSmoothing, "
+     "double lseSquareScaleForZloss, bool returnZloss, const aclTensor *lossOut, "
+     "const aclTensor *logProbOut, const aclTensor *zlossOut, const aclTensor *lseForZlossOut"),
+    (cann_op("MoeTokenUnpermute", ["permuted_tokens", "sorted_indices", "probs?"],
+             [("padded_mode", "bool", "false"), ("restore_shape", "listInt", "[1, 1]")],
+             ["unpermuted_tokens"]),
+     "const aclTensor *permutedTokens, const aclTensor *sortedIndices, "
+     "const aclTensor *probsOptional, bool paddedMode, const aclIntArray *restoreShapeOptional, "
+     "const aclTensor *out"),
+    (cann_op("AddLora", ["y", "x", "weightB", "indices", "weightA?"],
+             [("layer_idx", "int", "0"), ("scale", "float", "1e-3"), ("y_offset", "int", "0"),
+              ("y_slice_size", "int", "-1")], ["y_out"]),
+     "const aclTensor *y, const aclTensor *x, const aclTensor *weightB, "
+     "const aclTensor *indices, const aclTensor *weightAOptional, int64_t layerIdx, "
+     "double scale, int64_t yOffset, int64_t ySliceSize, const aclTensor *out"),
+    (cann_op("SwinTransformerLnQkvQuant",
+             ["x", "gamma", "beta", "weight", "bias", "quant_scale", "quant_offset",
+              "dequant_scale"],
+             [("head_num", "int", "required"), ("seq_length", "int", "required"),
+              ("epsilon", "float", "required"), ("ori_height", "int", "required"),
+              ("ori_weight", "int", "required"), ("h_win_size", "int", "required"),
+              ("w_win_size", "int", "required"), ("weight_transpose", "bool", "required")],
+             ["query_output", "key_output", "value_output"]),
+     "const aclTensor *x, const aclTensor *gamma, const aclTensor *beta, "
+     "const aclTensor *weight, const aclTensor *bias, const aclTensor *quantScale, "
+     "const aclTensor *quantOffset, const aclTensor *dequantScale, int64_t headNum, "
+     "int64_t seqLength, double epsilon, int64_t oriHeight, int64_t oriWeight, "
+     "int64_t hWinSize, int64_t wWinSize, bool weightTranspose, "
+     "const aclTensor *queryOutputOut, const aclTensor *keyOutputOut, "
+     "const aclTensor *valueOutputOut"),
+    (cann_op("AddRmsNormDynamicQuant", ["x1", "x2", "gamma", "smooth_scale1?", "smooth_scale2?"],
+             [("epsilon", "float", "1e-6")], ["y1", "y2", "x", "scale1", "scale2"]),
+     "const aclTensor *x1, const aclTensor *x2, const aclTensor *gamma, "
+     "const aclTensor *smoothScale1Optional, const aclTensor *smoothScale2Optional, "
+     "double epsilon, const aclTensor *y1Out, const aclTensor *y2Out, const aclTensor *xOut, "
+     "const aclTensor *scale1Out, const aclTensor *scale2Out"),
+    (cann_op("MoeInitRoutingQuantV2", ["x", "expert_idx", "scale?", "offset?"],
+             [("active_num", "int", "-1"), ("expert_capacity", "int", "-1"),
+              ("expert_num", "int", "-1"), ("drop_pad_mode", "int", "0"),
+              ("expert_tokens_count_or_cumsum_flag", "int", "0"),
+              ("expert_tokens_before_capacity_flag", "bool", "false"),
+              ("quant_mode", "int", "0")],
+             ["expanded_x", "expanded_row_idx", "expert_tokens_count_or_cumsum?",
+              "expert_tokens_before_capacity?", "dynamic_quant_scale?"]),
+     "const aclTensor *x, const aclTensor *expertIdx, const aclTensor *scaleOptional, "
+     "const aclTensor *offsetOptional, int64_t activeNum, int64_t expertCapacity, "
+     "int64_t expertNum, int64_t dropPadMode, int64_t expertTokensCountOrCumsumFlag, "
+     "bool expertTokensBeforeCapacityFlag, int64_t quantMode, const aclTensor *expandedXOut, "
+     "const aclTensor *expandedRowIdxOut, "
+     "const aclTensor *expertTokensCountOrCumsumOutOptional, "
+     "const aclTensor *expertTokensBeforeCapacityOutOptional, "
+     "const aclTensor *dynamicQuantScaleOutOptional"),
+    (cann_op("DequantBias", ["x", "weight_scale", "activate_scale?", "bias?"],
+             [("output_dtype", "int", "required")], ["y"]),
+     "const aclTensor *x, const aclTensor *weightScale, const aclTensor *activateScaleOptional, "
+     "const aclTensor *biasOptional, int64_t outputDtype, const aclTensor *out"),
+]
+
+
+def c_prototype(text: str) -> list[tuple[str, str]]:
+    """(type without spaces, name) of each parameter of a C prototype's parameter list."""
+    out = []
+    for p in text.split(","):
+        m = re.fullmatch(r"\s*(.*?[\s*])(\w+)\s*", p)
+        assert m is not None, p
+        out.append((re.sub(r"\s+", "", m.group(1)), m.group(2)))
+    return out
+
+
+@pytest.mark.parametrize("definition,prototype", CANN_PROTOTYPES,
+                         ids=[d["op"] for d, _ in CANN_PROTOTYPES])
+def test_generated_names_equal_canns_headers(definition, prototype):
+    desc = custom.parse([definition])[0]
+    want = c_prototype(prototype)
+    assert desc.c_names() == [n for _, n in want]
+    header = opgen.header(desc)
+    sig = re.search(rf"aclnnStatus aclnn{desc.op}GetWorkspaceSize\((.*?)\);", header, re.S)
+    assert sig is not None, header
+    assert c_prototype(sig.group(1)) == want + [("uint64_t*", "workspaceSize"),
+                                                ("aclOpExecutor**", "executor")]
+
+
+def test_camel_case_keeps_the_names_own_letters():
+    # CANN's headers: weightB stays weightB (aclnn_add_lora.h), h_win_size -> hWinSize
+    # (aclnn_swin_transformer_ln_qkv_quant.h), smooth_scale1 -> smoothScale1
+    # (aclnn_add_rms_norm_dynamic_quant.h), roundMode stays roundMode (aclnn_foreach_round_
+    # off_number.h)
+    assert [custom.camel(n) for n in ("weightB", "h_win_size", "smooth_scale1", "roundMode",
+                                      "x", "lse_for_zloss")] == \
+        ["weightB", "hWinSize", "smoothScale1", "roundMode", "x", "lseForZloss"]
+
+
+def test_unsupported_kinds_name_canns_convention():
+    # an input and an output of one name: CANN's in-place parameter, '<name>Ref' at the
+    # input's place (aclnn_apply_rotary_pos_emb.h: queryRef, keyRef)
+    d = cann_op("ApplyRotaryPosEmb", ["query", "key", "cos", "sin"],
+                [("layout", "int", "1")], ["query", "key"])
+    with pytest.raises(CustomOpError, match=r"ApplyRotaryPosEmb.output_desc\[0\].name: the "
+                       r"output 'query' has the name of input_desc\[0\].*'queryRef'"):
+        custom.parse([d])
+    d = cann_op("ForeachAbsT", ["x*"], [], ["y*"])
+    with pytest.raises(CustomOpError, match=r"ForeachAbsT.output_desc\[0\].param_type: dynamic "
+                       "outputs are not supported"):
+        custom.parse([d])
+
+
+# ------------------------------------------------------------- optional outputs ------------
+
+TOPK = cann_op("TopkOptT", ["x"], [("k", "int", "required")], ["y", "indices", "extra?"])
+TOPK["output_desc"][1]["type"] = ["int32"]
+
+
+def test_optional_output_may_be_null_and_reaches_the_kernel_as_none(loaded, dev, stream):
+    seen = []
+
+    def kernel(x, y, indices, extra, *, k):
+        seen.append(extra is None)
+        y[...] = x * k
+        indices[...] = np.arange(x.size, dtype=np.int32)
+        if extra is not None:
+            extra[...] = x + 1
+
+    loaded([TOPK], {"TopkOptT": kernel})
+    assert custom.loaded()["TopkOptT"].desc.c_names() == [
+        "x", "k", "yOut", "indicesOut", "extraOutOptional"]
+    a = np.arange(5, dtype=np.float32)
+    _, x = dev.tensor(a)
+    py, y = dev.tensor(np.zeros(5, np.float32))
+    pi, ind = dev.tensor(np.zeros(5, np.int32))
+    pe, extra = dev.tensor(np.zeros(5, np.float32))
+    ws, ex, ret = aclnn.aclnnTopkOptTGetWorkspaceSize(x, 3, y, ind, None)
+    assert ret == 0, acl.get_recent_err_msg()
+    assert aclnn.aclnnTopkOptT(0, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert seen == [True]
+    np.testing.assert_array_equal(dev.download(py, 5, np.float32), a.astype(np.float64) * 3)
+    np.testing.assert_array_equal(dev.download(pi, 5, np.int32), [0, 1, 2, 3, 4])
+    ws, ex, ret = aclnn.aclnnTopkOptTGetWorkspaceSize(x, 2, y, ind, extra)
+    assert ret == 0, acl.get_recent_err_msg()
+    assert aclnn.aclnnTopkOptT(0, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert seen == [True, False]
+    np.testing.assert_array_equal(dev.download(pe, 5, np.float32), a.astype(np.float64) + 1)
+    # a required output stays required; a wrong dtype of the optional one is still checked
+    ws, ex, ret = aclnn.aclnnTopkOptTGetWorkspaceSize(x, 2, None, ind, extra)
+    assert ret == aclnn.ACLNN_ERR_PARAM_NULLPTR
+    assert "got null for argument yOut" in acl.get_recent_err_msg()
+    ws, ex, ret = aclnn.aclnnTopkOptTGetWorkspaceSize(x, 2, y, ind, ind)
+    assert ret == aclnn.ACLNN_ERR_PARAM_INVALID
+    assert "Tensor extraOutOptional has dtype/format INT32/ND" in acl.get_recent_err_msg()
+    with pytest.raises(TypeError, match="'extraOutOptional' must be an aclTensor or None"):
+        aclnn.aclnnTopkOptTGetWorkspaceSize(x, 2, y, ind, 3)
+
+
+def test_absent_optional_output_takes_no_output_index(loaded, dev, stream):
+    """aclSetOutputTensorAddr counts the outputs given, as aclSetInputTensorAddr counts the
+    inputs given: with extraOutOptional null, index 1 is indicesOut and 2 is out of range."""
+    def kernel(x, y, indices, extra, *, k):
+        y[...] = x * k
+        indices[...] = 7 if extra is None else 8
+
+    loaded([TOPK], {"TopkOptT": kernel})
+    _, x = dev.tensor(np.ones(3, np.float32))
+    _, y = dev.tensor(np.zeros(3, np.float32))
+    _, ind = dev.tensor(np.zeros(3, np.int32))
+    ws, ex, ret = aclnn.aclnnTopkOptTGetWorkspaceSize(x, 1, y, ind, None)
+    assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    y2, i2 = dev.malloc(12), dev.malloc(12)
+    assert aclnn.aclSetOutputTensorAddr(ex, 0, y, y2) == 0
+    assert aclnn.aclSetOutputTensorAddr(ex, 1, ind, i2) == 0
+    assert aclnn.aclSetOutputTensorAddr(ex, 2, ind, i2) == aclnn.ACLNN_ERR_PARAM_INVALID
+    assert "output index 2 is out of range for aclnnTopkOptT (0=yOut, 1=indicesOut)" in \
+        acl.get_recent_err_msg()
+    assert aclnn.aclnnTopkOptT(0, 0, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(dev.download(i2, 3, np.int32), [7, 7, 7])
+    np.testing.assert_array_equal(dev.download(y2, 3, np.float32), [1, 1, 1])
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+    # given: index 2 is extraOutOptional
+    _, extra = dev.tensor(np.zeros(3, np.float32))
+    ws, ex, ret = aclnn.aclnnTopkOptTGetWorkspaceSize(x, 1, y, ind, extra)
+    assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    e2 = dev.malloc(12)
+    assert aclnn.aclSetOutputTensorAddr(ex, 2, extra, e2) == 0
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
+def test_single_optional_output_is_out_optional(loaded, dev, stream):
+    seen = []
+
+    def kernel(x, out):
+        seen.append(out is None)
+        if out is not None:
+            out[...] = -x
+
+    loaded([cann_op("MaybeNegT", ["x"], [], ["y?"])], {"MaybeNegT": kernel})
+    assert custom.loaded()["MaybeNegT"].desc.c_names() == ["x", "outOptional"]
+    _, x = dev.tensor(np.ones(2, np.float32))
+    ws, ex, ret = aclnn.aclnnMaybeNegTGetWorkspaceSize(x, None)
+    assert ret == 0, acl.get_recent_err_msg()
+    assert aclnn.aclnnMaybeNegT(0, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert seen == [True]

@@ -208,8 +208,9 @@ int main() {
 
 def test_every_parameter_kind_from_cpp(xdg, toolkit, tmp_path):
     """An operator with an optional input, a dynamic input and one attribute of every type:
-    CANN's generated signature (camelCase, <name>Optional, aclTensorList, double / int64_t /
-    bool / char * / aclIntArray / aclFloatArray / aclBoolArray, out), called from C++."""
+    CANN's generated signature (camelCase, <name>Optional for an optional input and an optional
+    str / list attribute, aclTensorList, double / int64_t / bool / char * / aclIntArray /
+    aclFloatArray / aclBoolArray, out), called from C++."""
     (tmp_path / "op.json").write_text(json.dumps(FULL_JSON))
     (tmp_path / "kernels.py").write_text(FULL_KERNELS)
     proc = cli("opgen", tmp_path / "op.json", "--kernels", tmp_path / "kernels.py", "-o",
@@ -222,9 +223,9 @@ def test_every_parameter_kind_from_cpp(xdg, toolkit, tmp_path):
     assert [p.strip() for p in sig.group(1).split(",")] == [
         "const aclTensor *x", "const aclTensor *biasOptional",
         "const aclTensorList *extraInputs", "double scale", "int64_t repeatCount",
-        "bool negate", "char *mode", "const aclIntArray *axes", "const aclFloatArray *weights",
-        "const aclBoolArray *flags", "const aclTensor *out", "uint64_t *workspaceSize",
-        "aclOpExecutor **executor"]
+        "bool negate", "char *modeOptional", "const aclIntArray *axesOptional",
+        "const aclFloatArray *weightsOptional", "const aclBoolArray *flagsOptional",
+        "const aclTensor *out", "uint64_t *workspaceSize", "aclOpExecutor **executor"]
     (tmp_path / "main.cpp").write_text(FULL_PROGRAM)
     script = (f'export ASCEND_CUSTOM_OPP_PATH="{vendor}"; source "{toolkit}/set_env.sh"; '
               "g++ main.cpp -I$ASCEND_HOME_PATH/include -I$ASCEND_CUSTOM_OPP_PATH/op_api/include "
