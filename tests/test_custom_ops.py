@@ -822,3 +822,193 @@ def test_single_optional_output_is_out_optional(loaded, dev, stream):
     assert aclnn.aclnnMaybeNegT(0, ws, ex, stream) == 0
     assert acl.rt.synchronize_stream(stream) == 0
     assert seen == [True]
+
+
+# --------------------------------------------- definitions the compiler would reject --------
+
+def with_input(name: str, **extra) -> dict:
+    d = copy_of(ADD)
+    d["input_desc"][1] = {"name": name, "type": ["fp16", "float"], **extra}
+    return d
+
+
+def with_attr(name: str, atype: str = "int", default="1") -> dict:
+    return copy_of(ADD, attr=[{"name": name, "type": atype, "default_value": default}])
+
+
+REFUSED_NAMES = [
+    # C and C++ keywords, after camelCase too
+    *[(with_input(k), "input_desc[1].name", repr(k), "keyword of C or C++")
+      for k in ("int", "new", "class", "delete", "this", "auto", "register", "restrict",
+                "typename", "and", "bool", "true", "nullptr", "volatile", "concept",
+                "requires", "constinit", "char", "signed", "asm")],
+    (with_attr("do"), "attr[0].name", "'do'", "keyword of C or C++"),
+    (with_attr("mutable"), "attr[0].name", "'mutable'", "keyword of C or C++"),
+    # after camelCase: an optional pointer attribute "new" is newOptional (fine), but a
+    # required one is new
+    (copy_of(ADD, attr=[{"name": "new", "type": "str", "param_type": "required"}]),
+     "attr[0].name", "'new'", "keyword of C or C++"),
+    # names the generated code uses, macros of the C headers a host program includes
+    *[(with_input(k), "input_desc[1].name", repr(k), "the generated header")
+      for k in ("workspace", "workspaceSize", "executor", "stream", "aclTensor",
+                "aclOpExecutor", "aclnnStatus", "NULL", "EOF", "errno", "NAN", "I")],
+    (with_attr("workspace_size"), "attr[0].name", "'workspaceSize'", "the generated header"),
+    (with_attr("acl_tensor"), "attr[0].name", "'aclTensor'", "the generated header"),
+    # two generated names equal
+    (with_input("out"), "output_desc[0].name", "'out' is also the name of input_desc[1].name",
+     "rename one"),
+    (copy_of(ADD, input_desc=[{"name": "a_b", "type": ["fp16", "float"]},
+                              {"name": "aB", "type": ["fp16", "float"]}]),
+     "input_desc[1].name", "'aB' is also the name of input_desc[0].name", "camelCase"),
+    (copy_of(ADD, input_desc=[{"name": "x", "param_type": "optional", "type": ["fp16", "float"]},
+                              {"name": "xOptional", "type": ["fp16", "float"]}]),
+     "input_desc[1].name", "'xOptional' is also the name of input_desc[0].name", "Optional"),
+    (copy_of(ADD, attr=[{"name": "mode", "type": "str", "default_value": "a"},
+                        {"name": "modeOptional", "type": "int", "param_type": "required"}]),
+     "attr[1].name", "'modeOptional' is also the name of attr[0].name", "rename one"),
+    (copy_of(ADD, output_desc=[{"name": "y", "type": ["fp16", "float"]},
+                               {"name": "y_out", "type": ["fp16", "float"]}],
+             input_desc=[{"name": "x", "type": ["fp16", "float"]},
+                         {"name": "yOut", "type": ["fp16", "float"]}]),
+     "output_desc[0].name", "'yOut' is also the name of input_desc[1].name", "rename one"),
+    # length, underscores, identifiers, Python keywords
+    (with_input("a" * 301), "input_desc[1].name", "301 characters long; at most 128", "aaa"),
+    (with_input("a" * 129), "input_desc[1].name", "129 characters long; at most 128", "aaa"),
+    (with_input("_X"), "input_desc[1].name", "'_X'", "starts or ends with '_'"),
+    (with_input("_x"), "input_desc[1].name", "'_x'", "starts or ends with '_'"),
+    (with_input("a__b"), "input_desc[1].name", "'a__b'", "has '__'"),
+    (with_input("x_"), "input_desc[1].name", "'x_'", "starts or ends with '_'"),
+    (with_attr("lambda"), "attr[0].name", "'lambda'", "Python keyword"),
+    (with_attr("None"), "attr[0].name", "'None'", "Python keyword"),
+    (with_input("1x"), "input_desc[1].name", "'1x'", "must be an identifier"),
+    (with_input("x-y"), "input_desc[1].name", "'x-y'", "must be an identifier"),
+    (with_input("ÿ"), "input_desc[1].name", "'ÿ'", "must be an identifier"),
+    (with_input("x\ny"), "input_desc[1].name", "'x\\ny'", "must be an identifier"),
+    (with_input("x\0"), "input_desc[1].name", "'x\\x00'", "must be an identifier"),
+    (with_input('*/ int x = system("touch PWNED"); /*'), "input_desc[1].name",
+     "'*/ int x = system(\"touch PWNED\"); /*'", "must be an identifier"),
+    (with_input(3), "input_desc[1].name", "got 3", "must be an identifier"),
+    (copy_of(ADD, op='AddCustomT"); system("touch PWNED'), "operator 0.op", "PWNED",
+     "must be an identifier"),
+    (copy_of(ADD, op="AddCustomT??/"), "operator 0.op", "'AddCustomT??/'",
+     "must be an identifier"),
+    (copy_of(ADD, op="A" * 129), "operator 0.op", "at most 128", "AAA"),
+]
+
+
+@pytest.mark.parametrize("definition,field,value,rule", REFUSED_NAMES,
+                         ids=[f"{i}-{f}" for i, (_, f, _, _) in enumerate(REFUSED_NAMES)])
+def test_names_the_compiler_would_reject_are_refused(definition, field, value, rule):
+    with pytest.raises(CustomOpError) as err:
+        custom.parse([definition])
+    text = str(err.value)
+    where = field if field.startswith("operator") else f"AddCustomT.{field}"
+    assert text.startswith(where + ": "), text
+    assert value in text and rule in text, text
+
+
+def test_names_the_rules_accept():
+    """What the rules above do not refuse: CANN's own names (the 48 operators of CANN 8.1.RC1
+    in docs/custom_ops.md pass), names near the rules' edges."""
+    for name in ("input", "output", "self", "weightB", "x1", "in", "outs", "integer", "New",
+                 "a_b_c", "final", "override", "module", "import", "a" * 128):
+        assert custom.parse([with_input(name)])[0].inputs[1].name == name
+    for name in ("A" * 128, "A1", "Add_Custom"):
+        assert custom.parse([copy_of(ADD, op=name)])[0].op == name
+
+
+def test_snake_case_collisions_name_both(loaded):
+    with pytest.raises(CustomOpError, match=r"Add_CustomT.op: 'Add_CustomT' and 'AddCustomT' "
+                       r"\(another operator of the definition\) have one header file, "
+                       r"aclnn_add_custom_t.h"):
+        custom.parse([ADD, copy_of(ADD, op="Add_CustomT")])
+    loaded([ADD], {"AddCustomT": add_kernel})
+    with pytest.raises(CustomOpError, match=r"Add_CustomT.op: 'Add_CustomT' and 'AddCustomT' "
+                       r"\(an operator already loaded\) have one header file"):
+        custom.load([copy_of(ADD, op="Add_CustomT")], {"Add_CustomT": add_kernel})
+    assert "Add_CustomT" not in custom.loaded() and not hasattr(aclnn, "aclnnAdd_CustomT")
+    # the longest snake_case name of an operator name of 128 characters: a header file name
+    # within msOpGen's 200 characters
+    d = custom.parse([copy_of(ADD, op="A" + "bC" * 63 + "b")])[0]
+    assert len(f"aclnn_{d.snake}.h") == 199
+
+
+def nested(depth: int, leaf=1):
+    v = leaf
+    for _ in range(depth):
+        v = [v]
+    return v
+
+
+DEEP = [
+    ("[" * 100000 + "]" * 100000, "the definition: nested too deeply"),
+    ('[{"op": "AddCustomT", "x": ' + "[" * 100000 + "]" * 100000 + "}]",
+     "the definition: nested too deeply"),
+    ([copy_of(ADD, attr=[{"name": "k", "type": "listInt",
+                          "default_value": "[" * 5000 + "1" + "]" * 5000}])],
+     "AddCustomT.attr[0].default_value: nested too deeply"),
+    ([{**ADD, "attr": [{"name": "k", "type": "listInt", "default_value": nested(5000)}]}],
+     "AddCustomT.attr[0].default_value: [[[[...]]]] is not a value of type listInt"),
+    ([{**ADD, "input_desc": [{"name": "x", "type": nested(100000, "fp16")}]}],
+     "AddCustomT.input_desc[0].type[0]: [[[[...]]]] is not a type"),
+    ([{**ADD, "op": nested(100000, "X")}], "operator 0.op: op must be an identifier"),
+    ([copy_of(ADD, attr=[{"name": "k", "type": "int", "default_value": "9" * 5000}])],
+     "AddCustomT.attr[0].default_value: '99999"),
+    ([copy_of(ADD, attr=[{"name": "k", "type": "int", "default_value": str(1 << 63)}])],
+     "is not a value of type int"),
+    ([copy_of(ADD, attr=[{"name": "k", "type": "listInt", "default_value": [-(1 << 63) - 1]}])],
+     "is not a value of type listInt"),
+    ([copy_of(ADD, attr=[{"name": "k", "type": "float", "default_value": 10 ** 400}])],
+     "is not a value of type float"),
+    ('[{"op": "AddCustomT", "x": ' + "9" * 5000 + "}]", "the definition: not a usable JSON"),
+]
+
+
+@pytest.mark.parametrize("definition,message", DEEP, ids=[m[:40] for _, m in DEEP])
+def test_deep_and_huge_definitions_are_custom_op_errors(definition, message):
+    with pytest.raises(CustomOpError) as err:  # not RecursionError, ValueError, OverflowError
+        custom.parse(definition)
+    assert message in str(err.value), str(err.value)[:300]
+    assert len(str(err.value)) < 1000
+
+
+def test_hostile_string_defaults_reach_the_kernel_and_no_header(loaded, dev, stream):
+    """A str default is data: the kernel gets it exactly, and the header has no trace of it."""
+    hostile = ['*/ int x = system("touch PWNED"); /*', "a\n#define int long\n??/\n\\",
+               '\\"); system("touch PWNED"); ("', "é€😀\u202e", "before\0after"]
+    attrs = [{"name": f"s{i}", "type": "str", "default_value": v}
+             for i, v in enumerate(hostile)]
+    d = copy_of(ADD, attr=attrs)
+    got = []
+
+    def kernel(x, y, z, **kw):
+        got.append([kw[f"s{i}"] for i in range(len(hostile))])
+        np.add(x, y, out=z)
+
+    loaded([d], {"AddCustomT": kernel})
+    header = opgen.header(custom.parse([d])[0])
+    for word in ("system", "PWNED", "#define int", "??/", "\\", "\0", "é"):
+        assert word not in header
+    assert header.isascii()
+    _, x = dev.tensor(np.ones(2, np.float32))
+    _, z = dev.tensor(np.zeros(2, np.float32))
+    ws, ex, ret = aclnn.aclnnAddCustomTGetWorkspaceSize(x, x, *[None] * len(hostile), z)
+    assert ret == 0, acl.get_recent_err_msg()
+    assert aclnn.aclnnAddCustomT(0, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert got == [hostile]
+
+
+def test_header_and_library_take_only_identifiers():
+    """An OpDesc built by hand (not through parse) with a hostile name is refused by the
+    generators themselves."""
+    d = custom.parse([ADD])[0]
+    bad = custom.OpDesc('X"); system("touch PWNED"); ("', d.inputs, d.outputs, d.attrs, "x")
+    for fn in (opgen.header, lambda o: opgen.library_source([o])):
+        with pytest.raises(CustomOpError, match="is not a C identifier"):
+            fn(bad)
+    p = d.inputs[0]
+    bad = custom.OpDesc("X", (custom.Param("a */ b", p.param_type, p.types, p.formats,
+                                           p.type_names),), d.outputs, d.attrs, "x")
+    with pytest.raises(CustomOpError, match="is not a C identifier"):
+        opgen.header(bad)
