@@ -68,6 +68,7 @@ MAX_TENSORS = 64  # inputs (a dynamic input's tensors each) and outputs of one c
 # characters), msOpGen's limit on the file names it writes
 MAX_NAME = 128
 MAX_PARAMS = 256  # inputs, outputs and attributes of one operator
+MAX_DEPTH = 32  # levels of lists and objects in a definition (msOpGen's need 5)
 
 # what a generated parameter name may not be: the keywords of C11 and C++20 (with C++'s
 # alternative tokens and C's macros of <stdbool.h>), the names the generated prototypes use
@@ -187,9 +188,9 @@ def _read(definition) -> list:
         path = Path(definition)
         try:
             text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise CustomOpError(f"cannot read the operator definition {str(path)!r}: "
-                                f"{exc.strerror or exc}") from None
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path, not UTF-8
+            raise CustomOpError(f"cannot read the operator definition {_short(str(path))}: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
         where = str(path)
     elif isinstance(definition, str):
         text, where = definition, "the definition"
@@ -208,6 +209,9 @@ def _read(definition) -> list:
                                 "definition is a list of flat objects)") from None
         except ValueError as exc:  # e.g. an integer of more digits than Python converts
             raise CustomOpError(f"{where}: not a usable JSON document: {exc}") from None
+    if _depth(data) > MAX_DEPTH:
+        raise CustomOpError(f"{where or 'the definition'}: nested more than {MAX_DEPTH} levels "
+                            "deep (a definition is a list of flat objects)")
     if isinstance(data, Mapping):
         data = [data]
     if not isinstance(data, list):
@@ -216,6 +220,21 @@ def _read(definition) -> list:
     if not data:
         raise CustomOpError(f"{where or 'the definition'}: the list of operators is empty")
     return data
+
+
+def _depth(data) -> int:
+    """How deeply lists and objects nest in ``data`` (without recursion; stops counting past
+    MAX_DEPTH)."""
+    deepest = 0
+    stack = [(data, 1)]
+    while stack:
+        v, level = stack.pop()
+        if isinstance(v, (list, tuple, Mapping)):
+            deepest = max(deepest, level)
+            if level <= MAX_DEPTH:
+                stack.extend((x, level + 1) for x in (v.values() if isinstance(v, Mapping)
+                                                      else v))
+    return deepest
 
 
 def _names_list(where: str, value, known: Mapping, what: str) -> tuple:

@@ -125,6 +125,8 @@ def test_bad_definitions_name_the_field(definition, message):
 def test_missing_file_missing_kernel_non_callable_twice_and_builtin(loaded, tmp_path):
     with pytest.raises(CustomOpError, match="cannot read the operator definition"):
         custom.load(tmp_path / "nope.json", {})
+    with pytest.raises(CustomOpError, match="cannot read the operator definition .*null"):
+        custom.load(str(tmp_path / "a\0.json"), {})
     with pytest.raises(CustomOpError, match=r"AddCustomT: no kernel: kernels has no entry "
                                             r"'AddCustomT' \(or 'add_custom_t'\)"):
         custom.load([ADD], {"Other": add_kernel})
@@ -947,11 +949,18 @@ DEEP = [
     ([copy_of(ADD, attr=[{"name": "k", "type": "listInt",
                           "default_value": "[" * 5000 + "1" + "]" * 5000}])],
      "AddCustomT.attr[0].default_value: nested too deeply"),
-    ([{**ADD, "attr": [{"name": "k", "type": "listInt", "default_value": nested(5000)}]}],
+    ([copy_of(ADD, attr=[{"name": "k", "type": "listInt",
+                          "default_value": "[" * 40 + "1" + "]" * 40}])],
      "AddCustomT.attr[0].default_value: [[[[...]]]] is not a value of type listInt"),
+    ([{**ADD, "attr": [{"name": "k", "type": "listInt", "default_value": nested(5000)}]}],
+     "the definition: nested more than 32 levels deep"),
     ([{**ADD, "input_desc": [{"name": "x", "type": nested(100000, "fp16")}]}],
+     "the definition: nested more than 32 levels deep"),
+    ([{**ADD, "op": nested(100000, "X")}], "the definition: nested more than 32 levels deep"),
+    ('[{"op": "AddCustomT", "x": ' + "[" * 900 + "]" * 900 + "}]",
+     "the definition: nested more than 32 levels deep"),
+    ([{**ADD, "input_desc": [{"name": "x", "type": nested(27, "fp16")}]}],
      "AddCustomT.input_desc[0].type[0]: [[[[...]]]] is not a type"),
-    ([{**ADD, "op": nested(100000, "X")}], "operator 0.op: op must be an identifier"),
     ([copy_of(ADD, attr=[{"name": "k", "type": "int", "default_value": "9" * 5000}])],
      "AddCustomT.attr[0].default_value: '99999"),
     ([copy_of(ADD, attr=[{"name": "k", "type": "int", "default_value": str(1 << 63)}])],
