@@ -20,6 +20,7 @@ operator and the exception in the message) at the next synchronize.
 
 from __future__ import annotations
 
+import inspect
 import json
 import keyword
 import os
@@ -629,6 +630,9 @@ def _make_phase1(c: CustomOp) -> Callable:
             return 0, None, record(api, rej.code, rej.text)
 
     get_workspace_size.__name__ = get_workspace_size.__qualname__ = api
+    # help() and inspect show the generated header's parameter names
+    get_workspace_size.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
     get_workspace_size.__doc__ = (
         f"{api}({', '.join(names)}) -> (workspace_size, executor, ret): phase 1 of the custom "
         f"operator {desc.op} (aclnn_py.custom; docs/custom_ops.md).")

@@ -6,6 +6,7 @@ does around them: argument checks, executors, streams, faults, threads."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 import threading
@@ -745,6 +746,8 @@ def test_optional_output_may_be_null_and_reaches_the_kernel_as_none(loaded, dev,
 
     loaded([TOPK], {"TopkOptT": kernel})
     assert custom.loaded()["TopkOptT"].desc.c_names() == [
+        "x", "k", "yOut", "indicesOut", "extraOutOptional"]
+    assert list(inspect.signature(aclnn.aclnnTopkOptTGetWorkspaceSize).parameters) == [
         "x", "k", "yOut", "indicesOut", "extraOutOptional"]
     a = np.arange(5, dtype=np.float32)
     _, x = dev.tensor(a)
