@@ -25,6 +25,7 @@ import json
 import keyword
 import os
 import re
+import reprlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -270,7 +271,7 @@ def _ident(where: str, value, what: str) -> str:
     return value
 
 
-_REPR = __import__("reprlib").Repr()
+_REPR = reprlib.Repr()
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 80, 80
 
 
