@@ -140,20 +140,34 @@ class OpDesc:
         outputs), as CANN's generator names them (docs/custom_ops.md, "Parameter names")."""
         return [c for _, c in self.c_fields()]
 
+    @property
+    def refs(self) -> frozenset:
+        """The names of the in-place ("ref") parameters: an input and an output of one name."""
+        return frozenset(p.name for p in self.inputs) & frozenset(p.name for p in self.outputs)
+
+    @property
+    def c_outputs(self) -> tuple:
+        """The outputs that are parameters of the generated function (not the ref ones, whose
+        input is the parameter)."""
+        refs = self.refs
+        return tuple(p for p in self.outputs if p.name not in refs)
+
     def c_fields(self) -> list[tuple[str, str]]:
         """(the definition's field, the generated name) of each parameter, in order."""
+        refs = self.refs
         out = [(f"input_desc[{i}].name",
-                camel(p.name) + ("Optional" if p.param_type == "optional" else ""))
+                camel(p.name) + ("Optional" if p.param_type == "optional" else "")
+                + ("Ref" if p.name in refs else ""))
                for i, p in enumerate(self.inputs)]
         out += [(f"attr[{i}].name",
                  camel(a.name) + ("Optional" if a.param_type == "optional"
                                   and a.type in POINTER_ATTRS else ""))
                 for i, a in enumerate(self.attrs)]
-        single = len(self.outputs) == 1
+        single = len(self.c_outputs) == 1
         out += [(f"output_desc[{i}].name",
                  ("out" if single else camel(p.name) + "Out")
                  + ("Optional" if p.param_type == "optional" else ""))
-                for i, p in enumerate(self.outputs)]
+                for i, p in enumerate(self.outputs) if p.name not in refs]
         return out
 
     def combinations(self) -> list[tuple]:
@@ -424,21 +438,33 @@ def parse(definition) -> list[OpDesc]:
 
 
 def _check_names(where: str, inputs, outputs, attrs) -> None:
-    """The definition's own names: each used once (an input and an output of one name are
-    CANN's in-place "ref" parameter, which the emulator does not support)."""
+    """The definition's own names: each used once, except an input and an output of one name:
+    CANN's in-place ("ref") parameter, one tensor read and written, which must be a required
+    input and a required output of the same types and formats."""
     fields: dict[str, str] = {}
     kinds = [("input_desc", inputs), ("output_desc", outputs), ("attr", attrs)]
+    by_field = {}
     for kind, items in kinds:
         for j, p in enumerate(items):
             field = f"{kind}[{j}].name"
+            by_field[field] = p
             first = fields.setdefault(p.name, field)
             if first == field:
                 continue
             if first.startswith("input_desc") and kind == "output_desc":
-                raise _fail(f"{where}.{field}", f"the output {p.name!r} has the name of "
-                            f"{first[:-5]}: in CANN's generator that is an in-place (ref) "
-                            f"parameter, '{camel(p.name)}Ref', which the emulator does not "
-                            "support; give the output its own name")
+                src = by_field[first]
+                ref = f"in CANN's generator an in-place (ref) parameter, '{camel(p.name)}Ref'"
+                if src.param_type != "required" or p.param_type != "required":
+                    raise _fail(f"{where}.{field}", f"the output {p.name!r} has the name of "
+                                f"{first[:-5]} ({ref}); the emulator takes a ref parameter "
+                                "only as a required input and a required output, not "
+                                f"{src.param_type} / {p.param_type}")
+                if (src.types, src.formats) != (p.types, p.formats):
+                    raise _fail(f"{where}.{field}", f"the output {p.name!r} has the name of "
+                                f"{first[:-5]} ({ref}), but other types or formats: one tensor "
+                                "is both, so the lists must be equal")
+                fields[p.name] = field  # a third use is a duplicate
+                continue
             raise _fail(f"{where}.{field}", f"the name {p.name!r} is used twice among inputs, "
                         f"outputs and attributes (also {first})")
 
@@ -503,9 +529,10 @@ def load(definition, kernels: Mapping[str, Callable]) -> list[CustomOp]:
 
     The kernel is called as ``kernel(*inputs, *outputs, **attrs)``: the inputs as read-only
     NumPy arrays over device memory (``None`` for an absent optional input, a list of arrays for
-    a dynamic one), then the outputs (writable arrays; ``None`` for an absent optional output),
-    then the attributes under their JSON names. It runs on the stream's worker when the stream
-    reaches it.
+    a dynamic one), then the outputs (writable arrays; ``None`` for an absent optional output;
+    an in-place parameter, an input and an output of one name, is one writable array at both
+    places), then the attributes under their JSON names. It runs on the stream's worker when
+    the stream reaches it.
 
     Adds ``aclnn<Op>GetWorkspaceSize`` and ``aclnn<Op>`` to ``aclnn_py.aclnn``. Returns the
     operators. Raises CustomOpError for a bad definition, a missing or non-callable kernel, or
@@ -615,7 +642,7 @@ def _combos_text(labels: Sequence[str], combos: Sequence[tuple]) -> str:
 def _make_phase1(c: CustomOp) -> Callable:
     desc = c.desc
     api = desc.api + "GetWorkspaceSize"
-    n_in, n_attr, n_out = len(desc.inputs), len(desc.attrs), len(desc.outputs)
+    n_in, n_attr, n_out = len(desc.inputs), len(desc.attrs), len(desc.c_outputs)
     names = desc.c_names()
 
     def get_workspace_size(*args):
@@ -666,11 +693,20 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
                 raise Reject(S.ACLNN_ERR_PARAM_NULLPTR,
                               f"Expected a value but got null for attribute {cname}.")
             attrs[a.name] = a.default
-    out_names = names[n_in + len(desc.attrs):]
-    for p, name, v in zip(desc.outputs, out_names, outs):
+    given_names = names[n_in + len(desc.attrs):]
+    for p, name, v in zip(desc.c_outputs, given_names, outs):
         if v is None and p.param_type != "optional":
             raise Reject(S.ACLNN_ERR_PARAM_NULLPTR,
                           f"Expected a proper Tensor but got null for argument {name}.")
+    # every output of the definition, in its order: a ref output is its input's tensor
+    if desc.refs:
+        where = {p.name: i for i, p in enumerate(desc.inputs)}
+        given = iter(zip(given_names, outs))
+        full = [(names[where[p.name]], ins[where[p.name]]) if p.name in desc.refs
+                else next(given) for p in desc.outputs]
+        out_names, outs = [n for n, _ in full], tuple(v for _, v in full)
+    else:
+        out_names = given_names
     # destroyed handles
     for name, v in zip(names[:n_in], ins):
         if v is not None and v.destroyed:
@@ -735,9 +771,11 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
     ex.dynamic = dynamic
     if device is not None:  # something to run
         ex.ntasks = 1
+        where = {p.name: i for i, p in enumerate(desc.inputs)}
         ex.host = _Launcher(
-            c, [(p, v) for p, v in zip(desc.inputs, ins)], [v is not None for v in outs],
-            kwargs)
+            c, [(p, v) for p, v in zip(desc.inputs, ins)],
+            [where[p.name] if p.name in desc.refs else (v is not None)
+             for p, v in zip(desc.outputs, outs)], kwargs)
     return 0, ex, 0
 
 
@@ -778,11 +816,13 @@ class _Launcher:
 
     def __init__(self, op: CustomOp, groups: list, present: list, attrs: dict):
         self.op = op
-        # per input of the definition: None (absent), "one" or "list" with its tensor count
+        # per input of the definition: its param_type and tensor count (None: absent)
         self.groups = [(p.param_type, None if v is None else
                         (len(v.tensors) if isinstance(v, aclTensorList) else 1))
                        for p, v in groups]
-        self.present = present  # per output of the definition: given (True) or absent
+        # per output of the definition: True (given), False (absent) or, for a ref output, its
+        # input's index (the kernel gets the input's writable array at both places)
+        self.present = present
         self.attrs = attrs
 
     def __call__(self, ex: aclOpExecutor, stream: int, blocking: bool) -> int:
@@ -802,20 +842,29 @@ class _Job:
         self.ins, self.outs, self.attrs = ins, outs, attrs
 
     def arrays(self) -> tuple[list, list]:
-        flat_in = [_array(v, writable=False) for v in self.ins]
+        refs = {p for p in self.present if not isinstance(p, bool)}
         args: list = []
         k = 0
-        for _kind, count in self.groups:
+        for i, (_kind, count) in enumerate(self.groups):
             if count is None:
                 args.append(None)
             elif _kind == "dynamic":
-                args.append(flat_in[k:k + count])
+                args.append([_array(v, writable=False) for v in self.ins[k:k + count]])
                 k += count
             else:
-                args.append(flat_in[k])
+                args.append(_array(self.ins[k], writable=i in refs))
                 k += 1
-        given = iter([_array(v, writable=True) for v in self.outs])
-        return args, [next(given) if p else None for p in self.present]
+        outs: list = []
+        views = iter(self.outs)
+        for p in self.present:
+            if p is False:
+                outs.append(None)
+            elif p is True:
+                outs.append(_array(next(views), writable=True))
+            else:  # a ref output: its view is the input's
+                next(views)
+                outs.append(args[p])
+        return args, outs
 
     def run(self) -> None:
         ins, outs = self.arrays()

@@ -678,6 +678,31 @@ CANN_PROTOTYPES = [
              [("output_dtype", "int", "required")], ["y"]),
      "const aclTensor *x, const aclTensor *weightScale, const aclTensor *activateScaleOptional, "
      "const aclTensor *biasOptional, int64_t outputDtype, const aclTensor *out"),
+    # in-place (ref) parameters: an input and an output of one name
+    (cann_op("ApplyRotaryPosEmb", ["query", "key", "cos", "sin"], [("layout", "int", "1")],
+             ["query", "key"]),
+     "aclTensor *queryRef, aclTensor *keyRef, const aclTensor *cos, const aclTensor *sin, "
+     "int64_t layout"),
+    (cann_op("GroupedMatmulAdd", ["x", "weight", "group_list", "y"],
+             [("transpose_x", "bool", "false"), ("transpose_weight", "bool", "true"),
+              ("group_type", "int", "2")], ["y"]),
+     "const aclTensor *x, const aclTensor *weight, const aclTensor *groupList, aclTensor *yRef, "
+     "bool transposeX, bool transposeWeight, int64_t groupType"),
+    (cann_op("DequantRopeQuantKvcache",
+             ["x", "cos", "sin", "k_cache", "v_cache", "indices", "scale_k", "scale_v",
+              "offset_k?", "offset_v?", "weight_scale?", "activation_scale?", "bias?"],
+             [("size_splits", "listInt", "required"), ("quant_mode", "str", "static"),
+              ("layout", "str", "BSND"), ("kv_output", "bool", "false"),
+              ("cache_mode", "str", "contiguous")],
+             ["q", "k", "v", "k_cache", "v_cache"]),
+     "const aclTensor *x, const aclTensor *cos, const aclTensor *sin, aclTensor *kCacheRef, "
+     "aclTensor *vCacheRef, const aclTensor *indices, const aclTensor *scaleK, "
+     "const aclTensor *scaleV, const aclTensor *offsetKOptional, "
+     "const aclTensor *offsetVOptional, const aclTensor *weightScaleOptional, "
+     "const aclTensor *activationScaleOptional, const aclTensor *biasOptional, "
+     "const aclIntArray *sizeSplits, char *quantModeOptional, char *layoutOptional, "
+     "bool kvOutput, char *cacheModeOptional, const aclTensor *qOut, const aclTensor *kOut, "
+     "const aclTensor *vOut"),
 ]
 
 
@@ -715,12 +740,20 @@ def test_camel_case_keeps_the_names_own_letters():
 
 
 def test_unsupported_kinds_name_canns_convention():
-    # an input and an output of one name: CANN's in-place parameter, '<name>Ref' at the
-    # input's place (aclnn_apply_rotary_pos_emb.h: queryRef, keyRef)
-    d = cann_op("ApplyRotaryPosEmb", ["query", "key", "cos", "sin"],
-                [("layout", "int", "1")], ["query", "key"])
-    with pytest.raises(CustomOpError, match=r"ApplyRotaryPosEmb.output_desc\[0\].name: the "
-                       r"output 'query' has the name of input_desc\[0\].*'queryRef'"):
+    # a ref parameter is one tensor: a required input and a required output of equal types
+    d = cann_op("RefT", ["x?"], [], ["x"])
+    with pytest.raises(CustomOpError, match=r"RefT.output_desc\[0\].name: the output 'x' has "
+                       r"the name of input_desc\[0\] \(in CANN's generator an in-place \(ref\) "
+                       r"parameter, 'xRef'\); .* not optional / required"):
+        custom.parse([d])
+    d = cann_op("RefT", ["x"], [], ["x"])
+    d["output_desc"][0]["type"] = ["int32"]
+    with pytest.raises(CustomOpError, match=r"RefT.output_desc\[0\].name: .* but other types "
+                       "or formats"):
+        custom.parse([d])
+    d = cann_op("RefT", ["x"], [("x", "int", "1")], ["x"])
+    with pytest.raises(CustomOpError, match=r"RefT.attr\[0\].name: the name 'x' is used twice .*"
+                       r"\(also output_desc\[0\].name\)"):
         custom.parse([d])
     d = cann_op("ForeachAbsT", ["x*"], [], ["y*"])
     with pytest.raises(CustomOpError, match=r"ForeachAbsT.output_desc\[0\].param_type: dynamic "
@@ -1024,3 +1057,62 @@ def test_header_and_library_take_only_identifiers():
                                            p.type_names),), d.outputs, d.attrs, "x")
     with pytest.raises(CustomOpError, match="is not a C identifier"):
         opgen.header(bad)
+
+
+# ------------------------------------------------------------- in-place parameters --------
+
+AXPY = cann_op("AxpyInplaceT", ["var", "grad"], [("alpha", "float", "1.0")], ["var", "norm"])
+
+
+def axpy_kernel(var, grad, var_out, norm, *, alpha):
+    # one tensor at both places: the input's array, writable
+    assert var is var_out and var.flags.writeable and not grad.flags.writeable
+    var += alpha * grad
+    norm[...] = np.abs(var).sum()
+
+
+def test_ref_parameter_is_one_writable_tensor(loaded, dev, stream):
+    loaded([AXPY], {"AxpyInplaceT": axpy_kernel})
+    assert custom.loaded()["AxpyInplaceT"].desc.c_names() == ["varRef", "grad", "alpha", "out"]
+    assert list(inspect.signature(aclnn.aclnnAxpyInplaceTGetWorkspaceSize).parameters) == [
+        "varRef", "grad", "alpha", "out"]
+    v0 = np.array([1, -2, 3, -4], np.float32)
+    g = np.array([10, 10, -10, 10], np.float32)
+    pv, var = dev.tensor(v0)
+    _, grad = dev.tensor(g)
+    pn, norm = dev.tensor(np.zeros((), np.float32))
+    ws, ex, ret = aclnn.aclnnAxpyInplaceTGetWorkspaceSize(var, grad, 0.5, norm)
+    assert ret == 0, acl.get_recent_err_msg()
+    assert aclnn.aclnnAxpyInplaceT(0, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    golden = v0.astype(np.float64) + 0.5 * g
+    np.testing.assert_array_equal(dev.download(pv, 4, np.float32), golden)
+    np.testing.assert_array_equal(dev.download(pn, 1, np.float32), [np.abs(golden).sum()])
+    ws, ex, ret = aclnn.aclnnAxpyInplaceTGetWorkspaceSize(None, grad, 0.5, norm)
+    assert ret == aclnn.ACLNN_ERR_PARAM_NULLPTR
+    assert "got null for argument varRef" in acl.get_recent_err_msg()
+    with pytest.raises(TypeError, match=r"takes 4 arguments \(varRef, grad, alpha, out\), 5"):
+        aclnn.aclnnAxpyInplaceTGetWorkspaceSize(var, grad, 0.5, var, norm)
+
+
+def test_ref_parameter_rebinds_as_input_and_output(loaded, dev, stream):
+    """A repeatable executor: the ref tensor is input 0 and output 0 (the outputs in the
+    definition's order: varRef, out); rebinding it as either moves both."""
+    loaded([AXPY], {"AxpyInplaceT": axpy_kernel})
+    _, var = dev.tensor(np.ones(3, np.float32))
+    _, grad = dev.tensor(np.full(3, 2, np.float32))
+    _, norm = dev.tensor(np.zeros((), np.float32))
+    ws, ex, ret = aclnn.aclnnAxpyInplaceTGetWorkspaceSize(var, grad, 1.0, norm)
+    assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    v2, n2 = dev.upload(np.full(3, 5, np.float32)), dev.malloc(4)
+    assert aclnn.aclSetInputTensorAddr(ex, 0, var, v2) == 0
+    assert aclnn.aclSetOutputTensorAddr(ex, 1, norm, n2) == 0
+    assert aclnn.aclnnAxpyInplaceT(0, 0, ex, stream) == 0
+    v3 = dev.upload(np.full(3, -1, np.float32))
+    assert aclnn.aclSetOutputTensorAddr(ex, 0, var, v3) == 0
+    assert aclnn.aclnnAxpyInplaceT(0, 0, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(dev.download(v2, 3, np.float32), [7, 7, 7])
+    np.testing.assert_array_equal(dev.download(v3, 3, np.float32), [1, 1, 1])
+    np.testing.assert_array_equal(dev.download(n2, 1, np.float32), [3])  # the second launch
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0

@@ -423,3 +423,89 @@ def test_hostile_names_are_refused_by_opgen(xdg, tmp_path):
     assert "'Scale_AddCustom' and 'ScaleAddCustom'" in proc.stderr
     assert "aclnn_scale_add_custom.h" in proc.stderr
     assert not (tmp_path / "out" / "vendors").exists() and not list(tmp_path.rglob("PWNED"))
+
+
+REF_JSON = [{"op": "AxpyInplaceCustom", "input_desc": [
+    {"name": "var", "param_type": "required", "type": ["float"], "format": ["ND"]},
+    {"name": "grad", "param_type": "required", "type": ["float"], "format": ["ND"]}],
+    "output_desc": [
+    {"name": "var", "param_type": "required", "type": ["float"], "format": ["ND"]},
+    {"name": "norm", "param_type": "required", "type": ["float"], "format": ["ND"]}],
+    "attr": [{"name": "alpha", "param_type": "optional", "type": "float",
+              "default_value": "1.0"}]}]
+
+REF_KERNELS = '''
+import numpy as np
+
+
+def axpy_inplace_custom(var, grad, var_out, norm, *, alpha):
+    assert var is var_out and var.flags.writeable
+    var += alpha * grad
+    norm[...] = np.abs(var).sum()
+'''
+
+REF_PROGRAM = r"""
+#include <cstdio>
+#include <vector>
+#include "acl/acl.h"
+#include "aclnn_axpy_inplace_custom.h"
+
+static aclTensor *Tensor(std::vector<float> &host, void **dev) {
+    int64_t shape[] = {(int64_t)host.size()};
+    aclrtMalloc(dev, host.size() * 4, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(*dev, host.size() * 4, host.data(), host.size() * 4, ACL_MEMCPY_HOST_TO_DEVICE);
+    return aclCreateTensor(shape, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, shape, 1, *dev);
+}
+
+int main() {
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    aclrtStream stream;
+    aclrtCreateStream(&stream);
+    std::vector<float> vh = {1, -2, 3}, gh = {10, 10, -10}, nh = {0};
+    void *vd, *gd, *nd;
+    aclTensor *var = Tensor(vh, &vd), *grad = Tensor(gh, &gd), *norm = Tensor(nh, &nd);
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    int ret = aclnnAxpyInplaceCustomGetWorkspaceSize(var, grad, 0.5, norm, &ws, &ex);
+    if (ret != 0) { printf("phase1 %d %s\n", ret, aclGetRecentErrMsg()); return 1; }
+    if (aclnnAxpyInplaceCustom(nullptr, ws, ex, stream) != 0) return 1;
+    if (aclrtSynchronizeStream(stream) != 0) { printf("%s\n", aclGetRecentErrMsg()); return 1; }
+    aclrtMemcpy(vh.data(), 12, vd, 12, ACL_MEMCPY_DEVICE_TO_HOST);
+    aclrtMemcpy(nh.data(), 4, nd, 4, ACL_MEMCPY_DEVICE_TO_HOST);
+    printf("%g %g %g %g\n", vh[0], vh[1], vh[2], nh[0]);
+    ret = aclnnAxpyInplaceCustomGetWorkspaceSize(nullptr, grad, 0.5, norm, &ws, &ex);
+    printf("null varRef %d\n", ret);
+    aclrtDestroyStream(stream);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return 0;
+}
+"""
+
+
+def test_ref_parameter_from_cpp(xdg, toolkit, tmp_path):
+    """An input and an output of one name: CANN's 'aclTensor *varRef' at the input's place,
+    the output no parameter; the kernel updates the tensor in place."""
+    (tmp_path / "op.json").write_text(json.dumps(REF_JSON))
+    (tmp_path / "kernels.py").write_text(REF_KERNELS)
+    proc = cli("opgen", tmp_path / "op.json", "--kernels", tmp_path / "kernels.py", "-o",
+               tmp_path / "pkg", env={"XDG_CACHE_HOME": str(xdg)})
+    assert proc.returncode == 0, proc.stderr
+    vendor = tmp_path / "pkg" / "vendors" / "customize"
+    header = (vendor / "op_api" / "include" / "aclnn_axpy_inplace_custom.h").read_text()
+    sig = re.search(r"aclnnAxpyInplaceCustomGetWorkspaceSize\((.*?)\);", header, re.S)
+    assert sig is not None
+    assert [p.strip() for p in sig.group(1).split(",")] == [
+        "aclTensor *varRef", "const aclTensor *grad", "double alpha", "const aclTensor *out",
+        "uint64_t *workspaceSize", "aclOpExecutor **executor"]
+    (tmp_path / "main.cpp").write_text(REF_PROGRAM)
+    script = (f'export ASCEND_CUSTOM_OPP_PATH="{vendor}"; source "{toolkit}/set_env.sh"; '
+              "g++ main.cpp -I$ASCEND_HOME_PATH/include -I$ASCEND_CUSTOM_OPP_PATH/op_api/include "
+              "-L$ASCEND_HOME_PATH/lib64 -L$ASCEND_CUSTOM_OPP_PATH/op_api/lib -lascendcl "
+              "-lcust_opapi -lacl_op_compiler -lnnopbase -o main && ./main")
+    out = shell(script, {}, tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    golden = np.array([1, -2, 3], np.float64) + 0.5 * np.array([10, 10, -10])
+    assert out.stdout.splitlines() == [
+        " ".join(f"{v:g}" for v in [*golden, np.abs(golden).sum()]), "null varRef 161001"]

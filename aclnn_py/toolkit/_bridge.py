@@ -731,7 +731,7 @@ def custom_phase1(vendor_p, op_p, nargs: int, args_p, ws_out, ex_out) -> int:
         return record(api, ACLNN_ERR_INNER, f"{op} is not in its custom operator package")
     desc = c.desc
     words = list(ffi.unpack(args_p, nargs))
-    if nargs != len(desc.inputs) + len(desc.attrs) + len(desc.outputs):
+    if nargs != len(desc.inputs) + len(desc.attrs) + len(desc.c_outputs):
         return record(api, ACLNN_ERR_INNER, f"{op}: {nargs} arguments from C, the definition "
                       "has a different count (a library and a definition of two builds?)")
     args: list = []
@@ -759,7 +759,7 @@ def custom_phase1(vendor_p, op_p, nargs: int, args_p, ws_out, ex_out) -> int:
                 table = {"listInt": INT_ARRAYS, "listFloat": FLOAT_ARRAYS,
                          "listBool": BOOL_ARRAYS}[a.type]
                 args.append(table.get(names[k - 1], w))
-        for _p in desc.outputs:
+        for _p in desc.c_outputs:  # a ref output's tensor is its input's
             # a null output is None: phase 1 answers 161001 for a required one, and an absent
             # optional one (<name>OutOptional) reaches the kernel as None
             args.append(TENSORS.get(names[k], words[k]))

@@ -14,7 +14,8 @@ for a dynamic one, attributes as ``double`` / ``int64_t`` / ``bool`` / ``char *`
 ``aclIntArray *`` / ``aclFloatArray *`` / ``aclBoolArray *``, outputs ``const aclTensor *``,
 then ``workspaceSize`` and ``executor``), with CANN's parameter names (``OpDesc.c_names``:
 camelCase, ``<name>Optional``, ``out`` for a single output, ``<name>Out`` for several,
-``<name>OutOptional``; docs/custom_ops.md, "Parameter names").
+``<name>OutOptional``, ``aclTensor *<name>Ref`` for an in-place parameter; docs/custom_ops.md,
+"Parameter names").
 ``libcust_opapi.so`` forwards each call to the toolkit's ``libascendcl.so``, which loads the
 package's definitions and kernels into its embedded interpreter on first use (the package is
 found from the library's own path) and runs ``aclnn_py.custom``'s phases. See
@@ -62,10 +63,11 @@ def c_params(d: OpDesc) -> list[tuple[str, str]]:
     """(C type, name) of each parameter of ``aclnn<Op>GetWorkspaceSize`` before the
     workspaceSize / executor pair, in CANN's generated order."""
     names = [_identifier(n) for n in d.c_names()]
-    types = [("const aclTensorList *" if p.param_type == "dynamic" else "const aclTensor *")
-             for p in d.inputs]
+    # an in-place (ref) input is CANN's non-const 'aclTensor *<name>Ref'
+    types = [("const aclTensorList *" if p.param_type == "dynamic" else
+              "aclTensor *" if p.name in d.refs else "const aclTensor *") for p in d.inputs]
     types += [_C_ATTR[a.type] for a in d.attrs]
-    types += ["const aclTensor *"] * len(d.outputs)
+    types += ["const aclTensor *"] * len(d.c_outputs)
     return list(zip(types, names))
 
 
@@ -77,7 +79,7 @@ def header(d: OpDesc) -> str:
     guard = f"ACLNN_{snake.upper()}_H_"
     params = c_params(d)
     kinds = [p.param_type for p in d.inputs] + [a.param_type for a in d.attrs] \
-        + [p.param_type for p in d.outputs]
+        + [p.param_type for p in d.c_outputs]
     if any(k not in custom.PARAM_TYPES for k in kinds):
         raise CustomOpError(f"{op}: a param_type is not one of {custom.PARAM_TYPES}")
     doc = "\n".join(f" * {name} : {kind}" for (_, name), kind in zip(params, kinds))
