@@ -306,9 +306,6 @@ def _param(where: str, d, output: bool) -> Param:
     if ptype not in PARAM_TYPES:
         raise _fail(f"{where}.param_type",
                     f"{_short(ptype)} is not one of {', '.join(PARAM_TYPES)}")
-    if output and ptype == "dynamic":
-        raise _fail(f"{where}.param_type", "dynamic outputs are not supported by the emulator "
-                    "(outputs are required or optional tensors)")
     if "type" not in d:
         raise _fail(where, "'type' is missing")
     types = _names_list(f"{where}.type", d["type"], TYPE_NAMES, "type")
@@ -676,10 +673,11 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
         if v is not None and not isinstance(v, cls):
             raise TypeError(f"{api}: '{names[i]}' must be an {cls.__name__} or None, not "
                             f"{_typename(v)}")
-    for j, v in enumerate(outs):
-        if v is not None and not isinstance(v, aclTensor):
-            raise TypeError(f"{api}: '{names[n_in + len(desc.attrs) + j]}' must be an aclTensor "
-                            f"or None, not {_typename(v)}")
+    for j, (p, v) in enumerate(zip(desc.c_outputs, outs)):
+        cls = aclTensorList if p.param_type == "dynamic" else aclTensor
+        if v is not None and not isinstance(v, cls):
+            raise TypeError(f"{api}: '{names[n_in + len(desc.attrs) + j]}' must be an "
+                            f"{cls.__name__} or None, not {_typename(v)}")
     attr_names = names[n_in:n_in + len(desc.attrs)]
     attrs = {a.name: _attr_arg(api, a, cname, v)
              for a, cname, v in zip(desc.attrs, attr_names, attr_vals)}
@@ -715,7 +713,8 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
                           f"{what} {name} was already destroyed.")
     for name, v in zip(out_names, outs):
         if v is not None and v.destroyed:
-            raise Reject(S.ACLNN_ERR_PARAM_INVALID, f"Tensor {name} was already destroyed.")
+            what = "Tensor list" if isinstance(v, aclTensorList) else "Tensor"
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID, f"{what} {name} was already destroyed.")
     for cname, v in zip(attr_names, attr_vals):
         if getattr(v, "destroyed", False):
             raise Reject(S.ACLNN_ERR_PARAM_INVALID,
@@ -754,8 +753,14 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
         elif v is not None:
             flat_in.append((label, v))
     # an absent optional output takes no output index (as an absent optional input takes no
-    # input index): aclSetOutputTensorAddr counts the outputs given
-    flat_out = [(name, v) for name, v in zip(out_names, outs) if v is not None]
+    # input index): aclSetOutputTensorAddr counts the outputs given, a dynamic output's tensors
+    # one by one
+    flat_out: list = []
+    for name, v in zip(out_names, outs):
+        if isinstance(v, aclTensorList):
+            flat_out += [(f"{name}[{m}]", t) for m, t in enumerate(v.tensors)]
+        elif v is not None:
+            flat_out.append((name, v))
     if len(flat_in) + len(flat_out) > MAX_TENSORS:
         raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                       f"{len(flat_in) + len(flat_out)} tensors in one call of {desc.op}; the "
@@ -774,7 +779,8 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
         where = {p.name: i for i, p in enumerate(desc.inputs)}
         ex.host = _Launcher(
             c, [(p, v) for p, v in zip(desc.inputs, ins)],
-            [where[p.name] if p.name in desc.refs else (v is not None)
+            [where[p.name] if p.name in desc.refs else
+             ("list", len(v.tensors)) if isinstance(v, aclTensorList) else (v is not None)
              for p, v in zip(desc.outputs, outs)], kwargs)
     return 0, ex, 0
 
@@ -820,8 +826,9 @@ class _Launcher:
         self.groups = [(p.param_type, None if v is None else
                         (len(v.tensors) if isinstance(v, aclTensorList) else 1))
                        for p, v in groups]
-        # per output of the definition: True (given), False (absent) or, for a ref output, its
-        # input's index (the kernel gets the input's writable array at both places)
+        # per output of the definition: True (given), False (absent), ("list", n) (a dynamic
+        # output of n tensors) or, for a ref output, its input's index (the kernel gets the
+        # input's writable array at both places)
         self.present = present
         self.attrs = attrs
 
@@ -842,7 +849,7 @@ class _Job:
         self.ins, self.outs, self.attrs = ins, outs, attrs
 
     def arrays(self) -> tuple[list, list]:
-        refs = {p for p in self.present if not isinstance(p, bool)}
+        refs = {p for p in self.present if isinstance(p, int) and not isinstance(p, bool)}
         args: list = []
         k = 0
         for i, (_kind, count) in enumerate(self.groups):
@@ -861,6 +868,8 @@ class _Job:
                 outs.append(None)
             elif p is True:
                 outs.append(_array(next(views), writable=True))
+            elif isinstance(p, tuple):  # a dynamic output
+                outs.append([_array(next(views), writable=True) for _ in range(p[1])])
             else:  # a ref output: its view is the input's
                 next(views)
                 outs.append(args[p])

@@ -679,6 +679,10 @@ CANN_PROTOTYPES = [
      "const aclTensor *x, const aclTensor *weightScale, const aclTensor *activateScaleOptional, "
      "const aclTensor *biasOptional, int64_t outputDtype, const aclTensor *out"),
     # in-place (ref) parameters: an input and an output of one name
+    # dynamic inputs and outputs: aclTensorList
+    (cann_op("ForeachAddList", ["x1*", "x2*", "alpha"], [], ["y*"]),
+     "const aclTensorList *x1, const aclTensorList *x2, const aclTensor *alpha, "
+     "const aclTensorList *out"),
     (cann_op("ApplyRotaryPosEmb", ["query", "key", "cos", "sin"], [("layout", "int", "1")],
              ["query", "key"]),
      "aclTensor *queryRef, aclTensor *keyRef, const aclTensor *cos, const aclTensor *sin, "
@@ -739,7 +743,7 @@ def test_camel_case_keeps_the_names_own_letters():
         ["weightB", "hWinSize", "smoothScale1", "roundMode", "x", "lseForZloss"]
 
 
-def test_unsupported_kinds_name_canns_convention():
+def test_ref_parameters_the_emulator_refuses():
     # a ref parameter is one tensor: a required input and a required output of equal types
     d = cann_op("RefT", ["x?"], [], ["x"])
     with pytest.raises(CustomOpError, match=r"RefT.output_desc\[0\].name: the output 'x' has "
@@ -755,9 +759,9 @@ def test_unsupported_kinds_name_canns_convention():
     with pytest.raises(CustomOpError, match=r"RefT.attr\[0\].name: the name 'x' is used twice .*"
                        r"\(also output_desc\[0\].name\)"):
         custom.parse([d])
-    d = cann_op("ForeachAbsT", ["x*"], [], ["y*"])
-    with pytest.raises(CustomOpError, match=r"ForeachAbsT.output_desc\[0\].param_type: dynamic "
-                       "outputs are not supported"):
+    d = cann_op("RefT", ["x*"], [], ["x*"])
+    with pytest.raises(CustomOpError, match=r"RefT.output_desc\[0\].name: .* not dynamic / "
+                       "dynamic"):
         custom.parse([d])
 
 
@@ -1115,4 +1119,62 @@ def test_ref_parameter_rebinds_as_input_and_output(loaded, dev, stream):
     np.testing.assert_array_equal(dev.download(v2, 3, np.float32), [7, 7, 7])
     np.testing.assert_array_equal(dev.download(v3, 3, np.float32), [1, 1, 1])
     np.testing.assert_array_equal(dev.download(n2, 1, np.float32), [3])  # the second launch
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
+# ---------------------------------------------------------------- dynamic outputs ----------
+
+FOREACH = cann_op("ForeachAddT", ["x1*", "x2*"], [("alpha", "float", "1.0")], ["y*"])
+
+
+def foreach_kernel(x1, x2, y, *, alpha):
+    assert len(x1) == len(x2) == len(y)
+    for a, b, out in zip(x1, x2, y):
+        assert out.flags.writeable
+        out[...] = a + alpha * b
+
+
+def test_dynamic_output_is_a_list_of_writable_arrays(loaded, dev, stream):
+    loaded([FOREACH], {"ForeachAddT": foreach_kernel})
+    assert custom.loaded()["ForeachAddT"].desc.c_names() == ["x1", "x2", "alpha", "out"]
+    rng = np.random.default_rng(5)
+    shapes = [(3,), (2, 4), (1,)]
+    a = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    b = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    x1 = aclnn.aclCreateTensorList([dev.tensor(v)[1] for v in a])
+    x2 = aclnn.aclCreateTensorList([dev.tensor(v)[1] for v in b])
+    outs = [dev.tensor(np.zeros(s, np.float32)) for s in shapes]
+    y = aclnn.aclCreateTensorList([t for _, t in outs])
+    ws, ex, ret = aclnn.aclnnForeachAddTGetWorkspaceSize(x1, x2, 0.5, y)
+    assert ret == 0, acl.get_recent_err_msg()
+    assert aclnn.aclnnForeachAddT(0, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    for (p, _), s, u, v in zip(outs, shapes, a, b):
+        np.testing.assert_array_equal(dev.download(p, s, np.float32),
+                                      (u.astype(np.float64) + 0.5 * v).astype(np.float32))
+    ws, ex, ret = aclnn.aclnnForeachAddTGetWorkspaceSize(x1, x2, 0.5, None)
+    assert ret == aclnn.ACLNN_ERR_PARAM_NULLPTR
+    assert "got null for argument out" in acl.get_recent_err_msg()
+    with pytest.raises(TypeError, match="'out' must be an aclTensorList or None, not aclTensor"):
+        aclnn.aclnnForeachAddTGetWorkspaceSize(x1, x2, 0.5, outs[0][1])
+    bad = aclnn.aclCreateTensorList([outs[0][1], dev.tensor(np.zeros(2, np.int32))[1]])
+    ws, ex, ret = aclnn.aclnnForeachAddTGetWorkspaceSize(x1, x2, 0.5, bad)
+    assert ret == aclnn.ACLNN_ERR_PARAM_INVALID
+    assert "Tensor out[1] has dtype/format INT32/ND" in acl.get_recent_err_msg()
+
+
+def test_dynamic_output_tensors_take_one_output_index_each(loaded, dev, stream):
+    loaded([FOREACH], {"ForeachAddT": foreach_kernel})
+    x1 = aclnn.aclCreateTensorList([dev.tensor(np.ones(2, np.float32))[1]] * 2)
+    y0, y1 = dev.tensor(np.zeros(2, np.float32))[1], dev.tensor(np.zeros(2, np.float32))[1]
+    y = aclnn.aclCreateTensorList([y0, y1])
+    ws, ex, ret = aclnn.aclnnForeachAddTGetWorkspaceSize(x1, x1, 2.0, y)
+    assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    new = dev.malloc(8)
+    assert aclnn.aclSetOutputTensorAddr(ex, 1, y1, new) == 0
+    assert aclnn.aclSetOutputTensorAddr(ex, 2, y1, new) == aclnn.ACLNN_ERR_PARAM_INVALID
+    assert "(0=out[0], 1=out[1])" in acl.get_recent_err_msg()
+    assert aclnn.aclnnForeachAddT(0, 0, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(dev.download(new, 2, np.float32), [3, 3])
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0

@@ -509,3 +509,86 @@ def test_ref_parameter_from_cpp(xdg, toolkit, tmp_path):
     golden = np.array([1, -2, 3], np.float64) + 0.5 * np.array([10, 10, -10])
     assert out.stdout.splitlines() == [
         " ".join(f"{v:g}" for v in [*golden, np.abs(golden).sum()]), "null varRef 161001"]
+
+
+FOREACH_JSON = [{"op": "ForeachAddCustom", "input_desc": [
+    {"name": "x1", "param_type": "dynamic", "type": ["float"], "format": ["ND"]},
+    {"name": "x2", "param_type": "dynamic", "type": ["float"], "format": ["ND"]}],
+    "output_desc": [{"name": "y", "param_type": "dynamic", "type": ["float"],
+                     "format": ["ND"]}]}]
+
+FOREACH_KERNELS = '''
+def foreach_add_custom(x1, x2, y):
+    for a, b, out in zip(x1, x2, y):
+        out[...] = a + b
+'''
+
+FOREACH_PROGRAM = r"""
+#include <cstdio>
+#include <vector>
+#include "acl/acl.h"
+#include "aclnn_foreach_add_custom.h"
+
+static aclTensor *Tensor(std::vector<float> &host, void **dev) {
+    int64_t shape[] = {(int64_t)host.size()};
+    aclrtMalloc(dev, host.size() * 4, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(*dev, host.size() * 4, host.data(), host.size() * 4, ACL_MEMCPY_HOST_TO_DEVICE);
+    return aclCreateTensor(shape, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, shape, 1, *dev);
+}
+
+int main() {
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    aclrtStream stream;
+    aclrtCreateStream(&stream);
+    std::vector<float> a = {1, 2}, b = {10}, c = {100, 200}, d = {1000}, y0(2), y1(1);
+    void *ad, *bd, *cd, *dd, *y0d, *y1d;
+    const aclTensor *l1[] = {Tensor(a, &ad), Tensor(b, &bd)};
+    const aclTensor *l2[] = {Tensor(c, &cd), Tensor(d, &dd)};
+    const aclTensor *lo[] = {Tensor(y0, &y0d), Tensor(y1, &y1d)};
+    aclTensorList *x1 = aclCreateTensorList(l1, 2), *x2 = aclCreateTensorList(l2, 2);
+    aclTensorList *out = aclCreateTensorList(lo, 2);
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    int ret = aclnnForeachAddCustomGetWorkspaceSize(x1, x2, out, &ws, &ex);
+    if (ret != 0) { printf("phase1 %d %s\n", ret, aclGetRecentErrMsg()); return 1; }
+    if (aclnnForeachAddCustom(nullptr, ws, ex, stream) != 0) return 1;
+    if (aclrtSynchronizeStream(stream) != 0) { printf("%s\n", aclGetRecentErrMsg()); return 1; }
+    aclrtMemcpy(y0.data(), 8, y0d, 8, ACL_MEMCPY_DEVICE_TO_HOST);
+    aclrtMemcpy(y1.data(), 4, y1d, 4, ACL_MEMCPY_DEVICE_TO_HOST);
+    printf("%g %g %g\n", y0[0], y0[1], y1[0]);
+    printf("null out %d\n", aclnnForeachAddCustomGetWorkspaceSize(x1, x2, nullptr, &ws, &ex));
+    aclDestroyTensorList(x1);
+    aclDestroyTensorList(x2);
+    aclDestroyTensorList(out);
+    aclrtDestroyStream(stream);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return 0;
+}
+"""
+
+
+def test_dynamic_output_from_cpp(xdg, toolkit, tmp_path):
+    """A dynamic output: CANN's 'const aclTensorList *out' (aclnn_foreach_*.h); the kernel gets
+    a list of writable arrays."""
+    (tmp_path / "op.json").write_text(json.dumps(FOREACH_JSON))
+    (tmp_path / "kernels.py").write_text(FOREACH_KERNELS)
+    proc = cli("opgen", tmp_path / "op.json", "--kernels", tmp_path / "kernels.py", "-o",
+               tmp_path / "pkg", env={"XDG_CACHE_HOME": str(xdg)})
+    assert proc.returncode == 0, proc.stderr
+    vendor = tmp_path / "pkg" / "vendors" / "customize"
+    header = (vendor / "op_api" / "include" / "aclnn_foreach_add_custom.h").read_text()
+    sig = re.search(r"aclnnForeachAddCustomGetWorkspaceSize\((.*?)\);", header, re.S)
+    assert sig is not None
+    assert [p.strip() for p in sig.group(1).split(",")] == [
+        "const aclTensorList *x1", "const aclTensorList *x2", "const aclTensorList *out",
+        "uint64_t *workspaceSize", "aclOpExecutor **executor"]
+    (tmp_path / "main.cpp").write_text(FOREACH_PROGRAM)
+    script = (f'export ASCEND_CUSTOM_OPP_PATH="{vendor}"; source "{toolkit}/set_env.sh"; '
+              "g++ main.cpp -I$ASCEND_HOME_PATH/include -I$ASCEND_CUSTOM_OPP_PATH/op_api/include "
+              "-L$ASCEND_HOME_PATH/lib64 -L$ASCEND_CUSTOM_OPP_PATH/op_api/lib -lascendcl "
+              "-lcust_opapi -lacl_op_compiler -lnnopbase -o main && ./main")
+    out = shell(script, {}, tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.splitlines() == ["101 202 1010", "null out 161001"]

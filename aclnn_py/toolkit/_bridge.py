@@ -759,10 +759,11 @@ def custom_phase1(vendor_p, op_p, nargs: int, args_p, ws_out, ex_out) -> int:
                 table = {"listInt": INT_ARRAYS, "listFloat": FLOAT_ARRAYS,
                          "listBool": BOOL_ARRAYS}[a.type]
                 args.append(table.get(names[k - 1], w))
-        for _p in desc.c_outputs:  # a ref output's tensor is its input's
+        for p in desc.c_outputs:  # a ref output's tensor is its input's
             # a null output is None: phase 1 answers 161001 for a required one, and an absent
             # optional one (<name>OutOptional) reaches the kernel as None
-            args.append(TENSORS.get(names[k], words[k]))
+            table = TENSOR_LISTS if p.param_type == "dynamic" else TENSORS
+            args.append(table.get(names[k], words[k]))
             k += 1
     except Unknown as exc:
         return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))

@@ -67,7 +67,8 @@ def c_params(d: OpDesc) -> list[tuple[str, str]]:
     types = [("const aclTensorList *" if p.param_type == "dynamic" else
               "aclTensor *" if p.name in d.refs else "const aclTensor *") for p in d.inputs]
     types += [_C_ATTR[a.type] for a in d.attrs]
-    types += ["const aclTensor *"] * len(d.c_outputs)
+    types += [("const aclTensorList *" if p.param_type == "dynamic" else "const aclTensor *")
+              for p in d.c_outputs]
     return list(zip(types, names))
 
 
