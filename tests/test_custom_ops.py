@@ -73,6 +73,10 @@ def test_snake_and_camel_names():
     assert custom.snake_case("AddCustom") == "add_custom"
     assert custom.snake_case("LeakyReluCustom") == "leaky_relu_custom"
     assert custom.snake_case("MatMulV2Custom") == "mat_mul_v2_custom"
+    # CANN 8.1.RC1's generated headers' file names
+    assert custom.snake_case("MoeGatingTopKSoftmaxV2") == "moe_gating_top_k_softmax_v2"
+    assert custom.snake_case("BidirectionLSTMV2") == "bidirection_lstmv2"
+    assert custom.snake_case("AddRmsNormDynamicQuant") == "add_rms_norm_dynamic_quant"
     assert custom.camel("negative_slope") == "negativeSlope"
     d = custom.parse([{"op": "LeakyReluCustom", "input_desc": [
         {"name": "x", "param_type": "required", "type": ["float"]},
