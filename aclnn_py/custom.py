@@ -20,10 +20,12 @@ operator and the exception in the message) at the next synchronize.
 
 from __future__ import annotations
 
+import inspect
 import json
 import keyword
 import os
 import re
+import reprlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,7 +63,38 @@ FORMAT_NAMES: dict[str, int] = {f.name[len("ACL_FORMAT_"):]: int(f) for f in acl
 FORMAT_NAMES["FRACTAL_Z_3D"] = int(aclFormat.ACL_FRACTAL_Z_3D)
 PARAM_TYPES = ("required", "optional", "dynamic")
 ATTR_TYPES = ("int", "float", "bool", "str", "listInt", "listFloat", "listBool")
+POINTER_ATTRS = ("str", "listInt", "listFloat", "listBool")  # char * / acl*Array *
 MAX_TENSORS = 64  # inputs (a dynamic input's tensors each) and outputs of one call
+# characters of an operator, input, output or attribute name; an operator's header file name,
+# aclnn_<op_snake>.h, is then at most 200 characters (snake_case adds at most one '_' per two
+# characters), msOpGen's limit on the file names it writes
+MAX_NAME = 128
+MAX_PARAMS = 256  # inputs, outputs and attributes of one operator
+MAX_DEPTH = 32  # levels of lists and objects in a definition (msOpGen's need 5)
+
+# what a generated parameter name may not be: the keywords of C11 and C++20 (with C++'s
+# alternative tokens and C's macros of <stdbool.h>), the names the generated prototypes use
+# themselves (types, workspace, executor, stream) and the object-like macros of the C standard
+# headers a host program includes (<stddef.h>, <stdio.h>, <errno.h>, <math.h>, <complex.h>,
+# <stdnoreturn.h>). Generated names have no '_' (camelCase), so the macro families with one
+# (ACL_*, INT64_MAX, ...) cannot be generated.
+C_RESERVED = frozenset("""
+auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef
+union unsigned void volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic
+_Imaginary _Noreturn _Static_assert _Thread_local
+alignas alignof and and_eq asm bitand bitor bool catch char8_t char16_t char32_t class compl
+concept consteval constexpr constinit const_cast co_await co_return co_yield decltype delete
+dynamic_cast explicit export false friend mutable namespace new noexcept not
+not_eq nullptr operator or or_eq private protected public reinterpret_cast requires
+static_assert static_cast template this thread_local throw true try typeid typename using
+virtual wchar_t xor xor_eq
+NULL EOF BUFSIZ errno EDOM ERANGE EILSEQ NAN INFINITY I complex imaginary noreturn
+workspace workspaceSize executor stream
+aclnnStatus aclTensor aclTensorList aclIntArray aclFloatArray aclBoolArray aclOpExecutor
+aclrtStream int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t intptr_t
+uintptr_t size_t ptrdiff_t wchar_t max_align_t
+""".split())
 
 
 class CustomOpError(ValueError):
@@ -104,16 +137,38 @@ class OpDesc:
 
     def c_names(self) -> list[str]:
         """The generated C function's parameter names, in CANN's order (inputs, attributes,
-        outputs): camelCase, ``<name>Optional`` for an optional input, ``out`` for a single
-        output."""
-        names = [camel(p.name) + ("Optional" if p.param_type == "optional" else "")
-                 for p in self.inputs]
-        names += [camel(a.name) for a in self.attrs]
-        if len(self.outputs) == 1:
-            names.append("out")
-        else:
-            names += [camel(p.name) for p in self.outputs]
-        return names
+        outputs), as CANN's generator names them (docs/custom_ops.md, "Parameter names")."""
+        return [c for _, c in self.c_fields()]
+
+    @property
+    def refs(self) -> frozenset:
+        """The names of the in-place ("ref") parameters: an input and an output of one name."""
+        return frozenset(p.name for p in self.inputs) & frozenset(p.name for p in self.outputs)
+
+    @property
+    def c_outputs(self) -> tuple:
+        """The outputs that are parameters of the generated function (not the ref ones, whose
+        input is the parameter)."""
+        refs = self.refs
+        return tuple(p for p in self.outputs if p.name not in refs)
+
+    def c_fields(self) -> list[tuple[str, str]]:
+        """(the definition's field, the generated name) of each parameter, in order."""
+        refs = self.refs
+        out = [(f"input_desc[{i}].name",
+                camel(p.name) + ("Optional" if p.param_type == "optional" else "")
+                + ("Ref" if p.name in refs else ""))
+               for i, p in enumerate(self.inputs)]
+        out += [(f"attr[{i}].name",
+                 camel(a.name) + ("Optional" if a.param_type == "optional"
+                                  and a.type in POINTER_ATTRS else ""))
+                for i, a in enumerate(self.attrs)]
+        single = len(self.c_outputs) == 1
+        out += [(f"output_desc[{i}].name",
+                 ("out" if single else camel(p.name) + "Out")
+                 + ("Optional" if p.param_type == "optional" else ""))
+                for i, p in enumerate(self.outputs) if p.name not in refs]
+        return out
 
     def combinations(self) -> list[tuple]:
         """Each supported combination: ((dtype, format) per input, then per output)."""
@@ -149,9 +204,9 @@ def _read(definition) -> list:
         path = Path(definition)
         try:
             text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise CustomOpError(f"cannot read the operator definition {str(path)!r}: "
-                                f"{exc.strerror or exc}") from None
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path, not UTF-8
+            raise CustomOpError(f"cannot read the operator definition {_short(str(path))}: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
         where = str(path)
     elif isinstance(definition, str):
         text, where = definition, "the definition"
@@ -165,6 +220,14 @@ def _read(definition) -> list:
         except json.JSONDecodeError as exc:
             raise CustomOpError(f"{where}: not valid JSON: {exc.msg} at line {exc.lineno} "
                                 f"column {exc.colno}") from None
+        except RecursionError:
+            raise CustomOpError(f"{where}: nested too deeply to be an operator definition (a "
+                                "definition is a list of flat objects)") from None
+        except ValueError as exc:  # e.g. an integer of more digits than Python converts
+            raise CustomOpError(f"{where}: not a usable JSON document: {exc}") from None
+    if _depth(data) > MAX_DEPTH:
+        raise CustomOpError(f"{where or 'the definition'}: nested more than {MAX_DEPTH} levels "
+                            "deep (a definition is a list of flat objects)")
     if isinstance(data, Mapping):
         data = [data]
     if not isinstance(data, list):
@@ -175,27 +238,64 @@ def _read(definition) -> list:
     return data
 
 
+def _depth(data) -> int:
+    """How deeply lists and objects nest in ``data`` (without recursion; stops counting past
+    MAX_DEPTH)."""
+    deepest = 0
+    stack = [(data, 1)]
+    while stack:
+        v, level = stack.pop()
+        if isinstance(v, (list, tuple, Mapping)):
+            deepest = max(deepest, level)
+            if level <= MAX_DEPTH:
+                stack.extend((x, level + 1) for x in (v.values() if isinstance(v, Mapping)
+                                                      else v))
+    return deepest
+
+
 def _names_list(where: str, value, known: Mapping, what: str) -> tuple:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value:
-        raise _fail(where, f"expected a non-empty list of {what} names, got {value!r}")
+        raise _fail(where, f"expected a non-empty list of {what} names, got {_short(value)}")
     out = []
     for i, v in enumerate(value):
         key = v.strip() if isinstance(v, str) else v
         if not isinstance(key, str) or (key not in known and key.lower() not in known
                                         and key.upper() not in known):
-            raise _fail(f"{where}[{i}]", f"{v!r} is not a {what} msOpGen accepts; known: "
+            raise _fail(f"{where}[{i}]", f"{_short(v)} is not a {what} msOpGen accepts; known: "
                         f"{', '.join(sorted(known))}")
         out.append(known.get(key, known.get(key.lower(), known.get(key.upper()))))
     return tuple(out)
 
 
 def _ident(where: str, value, what: str) -> str:
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value) \
-            or keyword.iskeyword(value):
-        raise _fail(where, f"{what} must be an identifier (letters, digits, _), got {value!r}")
+    """A name of the definition: an ASCII identifier that is safe in generated C, C++ and
+    Python (the rules of docs/custom_ops.md, "Names")."""
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        raise _fail(where, f"{what} must be an identifier (ASCII letters, digits, _, not "
+                    f"starting with a digit), got {_short(value)}")
+    if len(value) > MAX_NAME:
+        raise _fail(where, f"{what} is {len(value)} characters long; at most {MAX_NAME}: "
+                    f"{_short(value)}")
+    if value.startswith("_") or value.endswith("_") or "__" in value:
+        raise _fail(where, f"{what} {value!r} starts or ends with '_' or has '__': C reserves "
+                    "'_X...' and '..__...' names, and CANN's generated camelCase name of it is "
+                    "not documented")
     return value
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 80, 80
+
+
+def _short(value) -> str:
+    """repr() of a value of a definition, bounded (a value nested thousands deep or megabytes
+    long is summarized, not recursed into or printed whole)."""
+    try:
+        return _REPR.repr(value)
+    except (RecursionError, ValueError):  # ValueError: an int too long for str()
+        return f"<{type(value).__name__}>"
 
 
 def _param(where: str, d, output: bool) -> Param:
@@ -204,10 +304,8 @@ def _param(where: str, d, output: bool) -> Param:
     name = _ident(f"{where}.name", d.get("name"), "name")
     ptype = d.get("param_type", "required")
     if ptype not in PARAM_TYPES:
-        raise _fail(f"{where}.param_type", f"{ptype!r} is not one of {', '.join(PARAM_TYPES)}")
-    if output and ptype != "required":
-        raise _fail(f"{where}.param_type", f"{ptype!r} outputs are not supported by the "
-                    "emulator (outputs are required tensors)")
+        raise _fail(f"{where}.param_type",
+                    f"{_short(ptype)} is not one of {', '.join(PARAM_TYPES)}")
     if "type" not in d:
         raise _fail(where, "'type' is missing")
     types = _names_list(f"{where}.type", d["type"], TYPE_NAMES, "type")
@@ -235,7 +333,10 @@ def _attr_value(where: str, atype: str, value):
         if atype == "int":
             if isinstance(value, bool):
                 raise ValueError
-            return int(value, 0) if isinstance(value, str) else _exact_int(value)
+            v = int(value, 0) if isinstance(value, str) else _exact_int(value)
+            if not -(1 << 63) <= v < 1 << 63:
+                raise ValueError  # int64_t in the generated C
+            return v
         if atype == "float":
             return float(value)
         if atype == "bool":
@@ -252,8 +353,10 @@ def _attr_value(where: str, atype: str, value):
             raise ValueError
         item = atype[4:].lower()
         return tuple(_attr_value(where, item, v) for v in value)
-    except (ValueError, TypeError, KeyError, json.JSONDecodeError):
-        raise _fail(where, f"{value!r} is not a value of type {atype}") from None
+    except RecursionError:
+        raise _fail(where, f"nested too deeply: a {atype} default is a flat list") from None
+    except (ValueError, TypeError, KeyError, OverflowError):  # JSONDecodeError: a ValueError
+        raise _fail(where, f"{_short(value)} is not a value of type {atype}") from None
 
 
 def _exact_int(v) -> int:
@@ -266,12 +369,15 @@ def _attr(where: str, d) -> Attr:
     if not isinstance(d, Mapping):
         raise _fail(where, f"expected an object, got {type(d).__name__}")
     name = _ident(f"{where}.name", d.get("name"), "name")
+    if keyword.iskeyword(name):
+        raise _fail(f"{where}.name", f"name {name!r} is a Python keyword (the kernel takes the "
+                    "attributes as keyword arguments)")
     ptype = d.get("param_type", "optional")
     if ptype not in ("required", "optional"):
-        raise _fail(f"{where}.param_type", f"{ptype!r} is not one of required, optional")
+        raise _fail(f"{where}.param_type", f"{_short(ptype)} is not one of required, optional")
     atype = d.get("type")
     if atype not in ATTR_TYPES:
-        raise _fail(f"{where}.type", f"{atype!r} is not one of {', '.join(ATTR_TYPES)}")
+        raise _fail(f"{where}.type", f"{_short(atype)} is not one of {', '.join(ATTR_TYPES)}")
     default = None
     if "default_value" in d:
         default = _attr_value(f"{where}.default_value", atype, d["default_value"])
@@ -317,13 +423,77 @@ def parse(definition) -> list[OpDesc]:
                             f"{len(p.types)} entries, but {params[0].name!r} has {n}: msOpGen "
                             "requires type (and format) lists of one length, the i-th entries "
                             "forming the i-th supported combination")
-        names = [p.name for p in params] + [a.name for a in attrs]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise _fail(where, f"the name {dup[0]!r} is used twice among inputs, outputs and "
-                        "attributes")
-        ops.append(OpDesc(op, inputs, outputs, attrs, snake_case(op)))
+        if len(params) + len(attrs) > MAX_PARAMS:
+            raise _fail(where, f"{len(params) + len(attrs)} inputs, outputs and attributes; "
+                        f"the emulator takes at most {MAX_PARAMS}")
+        _check_names(where, inputs, outputs, attrs)
+        desc = OpDesc(op, inputs, outputs, attrs, snake_case(op))
+        _check_c_names(desc)
+        ops.append(desc)
+    _check_snake(ops)
     return ops
+
+
+def _check_names(where: str, inputs, outputs, attrs) -> None:
+    """The definition's own names: each used once, except an input and an output of one name:
+    CANN's in-place ("ref") parameter, one tensor read and written, which must be a required
+    input and a required output of the same types and formats."""
+    fields: dict[str, str] = {}
+    kinds = [("input_desc", inputs), ("output_desc", outputs), ("attr", attrs)]
+    by_field = {}
+    for kind, items in kinds:
+        for j, p in enumerate(items):
+            field = f"{kind}[{j}].name"
+            by_field[field] = p
+            first = fields.setdefault(p.name, field)
+            if first == field:
+                continue
+            if first.startswith("input_desc") and kind == "output_desc":
+                src = by_field[first]
+                ref = f"in CANN's generator an in-place (ref) parameter, '{camel(p.name)}Ref'"
+                if src.param_type != "required" or p.param_type != "required":
+                    raise _fail(f"{where}.{field}", f"the output {p.name!r} has the name of "
+                                f"{first[:-5]} ({ref}); the emulator takes a ref parameter "
+                                "only as a required input and a required output, not "
+                                f"{src.param_type} / {p.param_type}")
+                if (src.types, src.formats) != (p.types, p.formats):
+                    raise _fail(f"{where}.{field}", f"the output {p.name!r} has the name of "
+                                f"{first[:-5]} ({ref}), but other types or formats: one tensor "
+                                "is both, so the lists must be equal")
+                fields[p.name] = field  # a third use is a duplicate
+                continue
+            raise _fail(f"{where}.{field}", f"the name {p.name!r} is used twice among inputs, "
+                        f"outputs and attributes (also {first})")
+
+
+def _check_c_names(d: OpDesc) -> None:
+    """The generated parameter names: none reserved in C, C++ or the generated code, no two
+    equal (``a_b`` and ``aB``, ``x`` optional and ``xOptional``, an input ``out`` and the
+    single output ``out``)."""
+    seen: dict[str, str] = {}
+    for field, name in d.c_fields():
+        if name in C_RESERVED:
+            raise _fail(f"{d.op}.{field}", f"the generated parameter name {name!r} is a keyword "
+                        "of C or C++, or a name the generated header or the C headers it "
+                        "includes use themselves; rename it")
+        other = seen.setdefault(name, field)
+        if other != field:
+            raise _fail(f"{d.op}.{field}", f"the generated parameter name {name!r} is also the "
+                        f"name of {other} (CANN's generator names parameters in camelCase, "
+                        "with Optional / Out suffixes); rename one of them")
+
+
+def _check_snake(descs: Sequence[OpDesc], loaded: Optional[Mapping[str, OpDesc]] = None
+                 ) -> None:
+    """Operators whose header file names (aclnn_<snake>.h) are one file: refused, naming both
+    (within ``descs``, and against the operators already ``loaded``)."""
+    seen = {d.snake: (d.op, "an operator already loaded") for d in (loaded or {}).values()}
+    for d in descs:
+        name = f"aclnn_{d.snake}.h"
+        other, origin = seen.setdefault(d.snake, (d.op, "another operator of the definition"))
+        if other != d.op:
+            raise _fail(f"{d.op}.op", f"{d.op!r} and {other!r} ({origin}) have one header file, "
+                        f"{name}, and one snake_case name {d.snake!r}; rename one of them")
 
 
 # --------------------------------------------------------------------------- registry ------
@@ -356,8 +526,10 @@ def load(definition, kernels: Mapping[str, Callable]) -> list[CustomOp]:
 
     The kernel is called as ``kernel(*inputs, *outputs, **attrs)``: the inputs as read-only
     NumPy arrays over device memory (``None`` for an absent optional input, a list of arrays for
-    a dynamic one), then the outputs (writable arrays), then the attributes under their JSON
-    names. It runs on the stream's worker when the stream reaches it.
+    a dynamic one), then the outputs (writable arrays; ``None`` for an absent optional output;
+    an in-place parameter, an input and an output of one name, is one writable array at both
+    places), then the attributes under their JSON names. It runs on the stream's worker when
+    the stream reaches it.
 
     Adds ``aclnn<Op>GetWorkspaceSize`` and ``aclnn<Op>`` to ``aclnn_py.aclnn``. Returns the
     operators. Raises CustomOpError for a bad definition, a missing or non-callable kernel, or
@@ -379,6 +551,8 @@ def load(definition, kernels: Mapping[str, Callable]) -> list[CustomOp]:
             raise CustomOpError(f"{d.op}: the kernel is not callable: {fn!r}")
         ops.append(CustomOp(d, fn))
     with _lock:
+        _check_snake(descs, {n: c.desc for n, c in _REGISTRY.items() if n not in
+                             {d.op for d in descs}})
         for c in ops:
             api = c.desc.api
             if c.name in _REGISTRY:
@@ -422,10 +596,10 @@ def _typename(v) -> str:
     return type(v).__name__
 
 
-def _attr_arg(api: str, a: Attr, value):
-    """A generated function's attribute argument as C would take it: the value, or TypeError
-    for what C could not compile. None is an absent optional attribute (its default)."""
-    cname = camel(a.name)
+def _attr_arg(api: str, a: Attr, cname: str, value):
+    """A generated function's attribute argument (``cname``) as C would take it: the value, or
+    TypeError for what C could not compile. None is an absent optional attribute (its
+    default)."""
     if value is None:
         return None
     if a.type == "int":
@@ -466,7 +640,7 @@ def _combos_text(labels: Sequence[str], combos: Sequence[tuple]) -> str:
 def _make_phase1(c: CustomOp) -> Callable:
     desc = c.desc
     api = desc.api + "GetWorkspaceSize"
-    n_in, n_attr, n_out = len(desc.inputs), len(desc.attrs), len(desc.outputs)
+    n_in, n_attr, n_out = len(desc.inputs), len(desc.attrs), len(desc.c_outputs)
     names = desc.c_names()
 
     def get_workspace_size(*args):
@@ -482,6 +656,9 @@ def _make_phase1(c: CustomOp) -> Callable:
             return 0, None, record(api, rej.code, rej.text)
 
     get_workspace_size.__name__ = get_workspace_size.__qualname__ = api
+    # help() and inspect show the generated header's parameter names
+    get_workspace_size.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
     get_workspace_size.__doc__ = (
         f"{api}({', '.join(names)}) -> (workspace_size, executor, ret): phase 1 of the custom "
         f"operator {desc.op} (aclnn_py.custom; docs/custom_ops.md).")
@@ -497,26 +674,38 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
         if v is not None and not isinstance(v, cls):
             raise TypeError(f"{api}: '{names[i]}' must be an {cls.__name__} or None, not "
                             f"{_typename(v)}")
-    for j, v in enumerate(outs):
-        if v is not None and not isinstance(v, aclTensor):
-            raise TypeError(f"{api}: '{names[n_in + len(desc.attrs) + j]}' must be an aclTensor "
-                            f"or None, not {_typename(v)}")
-    attrs = {a.name: _attr_arg(api, a, v) for a, v in zip(desc.attrs, attr_vals)}
+    for j, (p, v) in enumerate(zip(desc.c_outputs, outs)):
+        cls = aclTensorList if p.param_type == "dynamic" else aclTensor
+        if v is not None and not isinstance(v, cls):
+            raise TypeError(f"{api}: '{names[n_in + len(desc.attrs) + j]}' must be an "
+                            f"{cls.__name__} or None, not {_typename(v)}")
+    attr_names = names[n_in:n_in + len(desc.attrs)]
+    attrs = {a.name: _attr_arg(api, a, cname, v)
+             for a, cname, v in zip(desc.attrs, attr_names, attr_vals)}
     for i, (p, v) in enumerate(zip(desc.inputs, ins)):
         if v is None and p.param_type != "optional":
             raise Reject(S.ACLNN_ERR_PARAM_NULLPTR,
                           f"Expected a proper Tensor but got null for argument {names[i]}.")
-    for a in desc.attrs:
+    for a, cname in zip(desc.attrs, attr_names):
         if attrs[a.name] is None:
             if a.param_type == "required":
                 raise Reject(S.ACLNN_ERR_PARAM_NULLPTR,
-                              f"Expected a value but got null for attribute {camel(a.name)}.")
+                              f"Expected a value but got null for attribute {cname}.")
             attrs[a.name] = a.default
-    out_names = names[n_in + len(desc.attrs):]
-    for name, v in zip(out_names, outs):
-        if v is None:
+    given_names = names[n_in + len(desc.attrs):]
+    for p, name, v in zip(desc.c_outputs, given_names, outs):
+        if v is None and p.param_type != "optional":
             raise Reject(S.ACLNN_ERR_PARAM_NULLPTR,
                           f"Expected a proper Tensor but got null for argument {name}.")
+    # every output of the definition, in its order: a ref output is its input's tensor
+    if desc.refs:
+        where = {p.name: i for i, p in enumerate(desc.inputs)}
+        given = iter(zip(given_names, outs))
+        full = [(names[where[p.name]], ins[where[p.name]]) if p.name in desc.refs
+                else next(given) for p in desc.outputs]
+        out_names, outs = [n for n, _ in full], tuple(v for _, v in full)
+    else:
+        out_names = given_names
     # destroyed handles
     for name, v in zip(names[:n_in], ins):
         if v is not None and v.destroyed:
@@ -524,12 +713,13 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
             raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                           f"{what} {name} was already destroyed.")
     for name, v in zip(out_names, outs):
-        if v.destroyed:
-            raise Reject(S.ACLNN_ERR_PARAM_INVALID, f"Tensor {name} was already destroyed.")
-    for a, v in zip(desc.attrs, attr_vals):
+        if v is not None and v.destroyed:
+            what = "Tensor list" if isinstance(v, aclTensorList) else "Tensor"
+            raise Reject(S.ACLNN_ERR_PARAM_INVALID, f"{what} {name} was already destroyed.")
+    for cname, v in zip(attr_names, attr_vals):
         if getattr(v, "destroyed", False):
             raise Reject(S.ACLNN_ERR_PARAM_INVALID,
-                          f"Attribute {camel(a.name)} ({v!r}) was already destroyed.")
+                          f"Attribute {cname} ({v!r}) was already destroyed.")
     # the dtype / format combination: narrowed tensor by tensor, in argument order
     combos = desc.combinations()
     alive = list(range(len(combos)))
@@ -563,7 +753,15 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
             flat_in += [(f"{label}[{m}]", t) for m, t in enumerate(v.tensors)]
         elif v is not None:
             flat_in.append((label, v))
-    flat_out = list(zip(out_names, outs))
+    # an absent optional output takes no output index (as an absent optional input takes no
+    # input index): aclSetOutputTensorAddr counts the outputs given, a dynamic output's tensors
+    # one by one
+    flat_out: list = []
+    for name, v in zip(out_names, outs):
+        if isinstance(v, aclTensorList):
+            flat_out += [(f"{name}[{m}]", t) for m, t in enumerate(v.tensors)]
+        elif v is not None:
+            flat_out.append((name, v))
     if len(flat_in) + len(flat_out) > MAX_TENSORS:
         raise Reject(S.ACLNN_ERR_PARAM_INVALID,
                       f"{len(flat_in) + len(flat_out)} tensors in one call of {desc.op}; the "
@@ -579,8 +777,12 @@ def _phase1(c: CustomOp, api: str, names: list, ins, attr_vals, outs):
     ex.dynamic = dynamic
     if device is not None:  # something to run
         ex.ntasks = 1
+        where = {p.name: i for i, p in enumerate(desc.inputs)}
         ex.host = _Launcher(
-            c, [(p, v) for p, v in zip(desc.inputs, ins)], kwargs)
+            c, [(p, v) for p, v in zip(desc.inputs, ins)],
+            [where[p.name] if p.name in desc.refs else
+             ("list", len(v.tensors)) if isinstance(v, aclTensorList) else (v is not None)
+             for p, v in zip(desc.outputs, outs)], kwargs)
     return 0, ex, 0
 
 
@@ -624,45 +826,62 @@ class _View:
 class _Launcher:
     """An executor's host launch: snapshots the bound addresses and enqueues the kernel."""
 
-    __slots__ = ("op", "groups", "attrs")
+    __slots__ = ("op", "groups", "present", "attrs")
 
-    def __init__(self, op: CustomOp, groups: list, attrs: dict):
+    def __init__(self, op: CustomOp, groups: list, present: list, attrs: dict):
         self.op = op
-        # per input of the definition: None (absent), "one" or "list" with its tensor count
+        # per input of the definition: its param_type and tensor count (None: absent)
         self.groups = [(p.param_type, None if v is None else
                         (len(v.tensors) if isinstance(v, aclTensorList) else 1))
                        for p, v in groups]
+        # per output of the definition: True (given), False (absent), ("list", n) (a dynamic
+        # output of n tensors) or, for a ref output, its input's index (the kernel gets the
+        # input's writable array at both places)
+        self.present = present
         self.attrs = attrs
 
     def __call__(self, ex: aclOpExecutor, stream: int, blocking: bool) -> int:
         views = [_View(label, addr, t.data_type, tuple(t.view_dims), tuple(t.strides), t.offset,
                        t.lo, t.hi)
                  for (label, t), addr in zip(ex.inputs + ex.outputs, ex.in_addrs + ex.out_addrs)]
-        job = _Job(self.op, self.groups, views[:len(ex.inputs)], views[len(ex.inputs):],
-                   self.attrs)
+        job = _Job(self.op, self.groups, self.present, views[:len(ex.inputs)],
+                   views[len(ex.inputs):], self.attrs)
         return _submit(stream, job, blocking)
 
 
 class _Job:
-    __slots__ = ("op", "groups", "ins", "outs", "attrs")
+    __slots__ = ("op", "groups", "present", "ins", "outs", "attrs")
 
-    def __init__(self, op, groups, ins, outs, attrs):
-        self.op, self.groups, self.ins, self.outs, self.attrs = op, groups, ins, outs, attrs
+    def __init__(self, op, groups, present, ins, outs, attrs):
+        self.op, self.groups, self.present = op, groups, present
+        self.ins, self.outs, self.attrs = ins, outs, attrs
 
     def arrays(self) -> tuple[list, list]:
-        flat_in = [_array(v, writable=False) for v in self.ins]
+        refs = {p for p in self.present if isinstance(p, int) and not isinstance(p, bool)}
         args: list = []
         k = 0
-        for _kind, count in self.groups:
+        for i, (_kind, count) in enumerate(self.groups):
             if count is None:
                 args.append(None)
             elif _kind == "dynamic":
-                args.append(flat_in[k:k + count])
+                args.append([_array(v, writable=False) for v in self.ins[k:k + count]])
                 k += count
             else:
-                args.append(flat_in[k])
+                args.append(_array(self.ins[k], writable=i in refs))
                 k += 1
-        return args, [_array(v, writable=True) for v in self.outs]
+        outs: list = []
+        views = iter(self.outs)
+        for p in self.present:
+            if p is False:
+                outs.append(None)
+            elif p is True:
+                outs.append(_array(next(views), writable=True))
+            elif isinstance(p, tuple):  # a dynamic output
+                outs.append([_array(next(views), writable=True) for _ in range(p[1])])
+            else:  # a ref output: its view is the input's
+                next(views)
+                outs.append(args[p])
+        return args, outs
 
     def run(self) -> None:
         ins, outs = self.arrays()

@@ -208,8 +208,9 @@ int main() {
 
 def test_every_parameter_kind_from_cpp(xdg, toolkit, tmp_path):
     """An operator with an optional input, a dynamic input and one attribute of every type:
-    CANN's generated signature (camelCase, <name>Optional, aclTensorList, double / int64_t /
-    bool / char * / aclIntArray / aclFloatArray / aclBoolArray, out), called from C++."""
+    CANN's generated signature (camelCase, <name>Optional for an optional input and an optional
+    str / list attribute, aclTensorList, double / int64_t / bool / char * / aclIntArray /
+    aclFloatArray / aclBoolArray, out), called from C++."""
     (tmp_path / "op.json").write_text(json.dumps(FULL_JSON))
     (tmp_path / "kernels.py").write_text(FULL_KERNELS)
     proc = cli("opgen", tmp_path / "op.json", "--kernels", tmp_path / "kernels.py", "-o",
@@ -222,9 +223,9 @@ def test_every_parameter_kind_from_cpp(xdg, toolkit, tmp_path):
     assert [p.strip() for p in sig.group(1).split(",")] == [
         "const aclTensor *x", "const aclTensor *biasOptional",
         "const aclTensorList *extraInputs", "double scale", "int64_t repeatCount",
-        "bool negate", "char *mode", "const aclIntArray *axes", "const aclFloatArray *weights",
-        "const aclBoolArray *flags", "const aclTensor *out", "uint64_t *workspaceSize",
-        "aclOpExecutor **executor"]
+        "bool negate", "char *modeOptional", "const aclIntArray *axesOptional",
+        "const aclFloatArray *weightsOptional", "const aclBoolArray *flagsOptional",
+        "const aclTensor *out", "uint64_t *workspaceSize", "aclOpExecutor **executor"]
     (tmp_path / "main.cpp").write_text(FULL_PROGRAM)
     script = (f'export ASCEND_CUSTOM_OPP_PATH="{vendor}"; source "{toolkit}/set_env.sh"; '
               "g++ main.cpp -I$ASCEND_HOME_PATH/include -I$ASCEND_CUSTOM_OPP_PATH/op_api/include "
@@ -255,6 +256,342 @@ def test_opgen_errors_are_clear(xdg, tmp_path):
                tmp_path / "out", env={"XDG_CACHE_HOME": str(xdg)})
     assert proc.returncode == 2 and "no such file" in proc.stderr
     assert not (tmp_path / "out" / "vendors").exists()
+
+
+# ------------------------------------------- hostile definitions, optional outputs ---------
+
+HOSTILE = ['*/ int x = system("touch PWNED"); /*', "a\n#include <stdlib.h>\n"
+           'static int y = system("touch PWNED");\n??/\n', '\\"); system("touch PWNED"); ("',
+           "??=define int long ??/", "é€😀\u202e", "before\0after", "\\" * 3]
+
+HOSTILE_JSON = [{"op": "HostileCustom", "input_desc": [
+    {"name": "x", "param_type": "required", "type": ["float"], "format": ["ND"]}],
+    "output_desc": [
+    {"name": "y", "param_type": "required", "type": ["float"], "format": ["ND"]},
+    {"name": "extra", "param_type": "optional", "type": ["float"], "format": ["ND"]}],
+    "attr": [{"name": f"s{i}", "param_type": "optional", "type": "str", "default_value": v}
+             for i, v in enumerate(HOSTILE)]}]
+
+HOSTILE_KERNELS = f'''
+HOSTILE = {HOSTILE!r}
+
+
+def hostile_custom(x, y, extra, **attrs):
+    got = [attrs[f"s{{i}}"] for i in range(len(HOSTILE))]
+    # every default arrives exactly: 1 per default that does, plus 100 when extra is absent
+    y[...] = x + sum(g == h for g, h in zip(got, HOSTILE)) + (100 if extra is None else 0)
+    if extra is not None:
+        extra[...] = -x
+'''
+
+HOSTILE_PROGRAM = r"""
+#include <cstdio>
+#include <vector>
+#include "acl/acl.h"
+#include "aclnn_hostile_custom.h"
+
+static aclTensor *Tensor(std::vector<float> &host, void **dev) {
+    int64_t shape[] = {(int64_t)host.size()};
+    aclrtMalloc(dev, host.size() * 4, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(*dev, host.size() * 4, host.data(), host.size() * 4, ACL_MEMCPY_HOST_TO_DEVICE);
+    return aclCreateTensor(shape, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, shape, 1, *dev);
+}
+
+static int Run(aclTensor *x, aclTensor *y, aclTensor *extra, aclrtStream stream) {
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    int ret = aclnnHostileCustomGetWorkspaceSize(x, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                 nullptr, nullptr, y, extra, &ws, &ex);
+    if (ret != 0) { printf("phase1 %d %s\n", ret, aclGetRecentErrMsg()); return ret; }
+    ret = aclnnHostileCustom(nullptr, ws, ex, stream);
+    if (ret != 0) { printf("phase2 %d\n", ret); return ret; }
+    return aclrtSynchronizeStream(stream);
+}
+
+int main() {
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    aclrtStream stream;
+    aclrtCreateStream(&stream);
+    std::vector<float> xh = {1, 2}, yh(2, 0), eh(2, 0);
+    void *xd, *yd, *ed;
+    aclTensor *x = Tensor(xh, &xd), *y = Tensor(yh, &yd), *extra = Tensor(eh, &ed);
+    /* the optional output null, then given */
+    if (Run(x, y, nullptr, stream) != 0) return 1;
+    aclrtMemcpy(yh.data(), 8, yd, 8, ACL_MEMCPY_DEVICE_TO_HOST);
+    printf("%g %g\n", yh[0], yh[1]);
+    if (Run(x, y, extra, stream) != 0) return 1;
+    aclrtMemcpy(yh.data(), 8, yd, 8, ACL_MEMCPY_DEVICE_TO_HOST);
+    aclrtMemcpy(eh.data(), 8, ed, 8, ACL_MEMCPY_DEVICE_TO_HOST);
+    printf("%g %g %g %g\n", yh[0], yh[1], eh[0], eh[1]);
+    /* a required output null: 161001 */
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    int ret = aclnnHostileCustomGetWorkspaceSize(x, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                 nullptr, nullptr, nullptr, extra, &ws, &ex);
+    printf("null y %d\n", ret);
+    /* a repeatable executor without the optional output: output 0 is yOut, 1 out of range */
+    ret = aclnnHostileCustomGetWorkspaceSize(x, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                             nullptr, nullptr, y, nullptr, &ws, &ex);
+    if (ret != 0 || aclSetAclOpExecutorRepeatable(ex) != 0) return 1;
+    void *y2;
+    aclrtMalloc(&y2, 8, ACL_MEM_MALLOC_HUGE_FIRST);
+    printf("index 0 %d\n", aclSetOutputTensorAddr(ex, 0, y, y2));
+    printf("index 1 %d\n", aclSetOutputTensorAddr(ex, 1, y, y2));
+    if (aclnnHostileCustom(nullptr, 0, ex, stream) != 0) return 1;
+    if (aclrtSynchronizeStream(stream) != 0) return 1;
+    aclrtMemcpy(yh.data(), 8, y2, 8, ACL_MEMCPY_DEVICE_TO_HOST);
+    printf("%g %g\n", yh[0], yh[1]);
+    aclDestroyAclOpExecutor(ex);
+    aclrtDestroyStream(stream);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return 0;
+}
+"""
+
+
+def test_hostile_defaults_never_reach_generated_code(xdg, toolkit, tmp_path):
+    """str defaults crafted to close the header's comment, splice lines with a trigraph, end a
+    string literal or carry NUL and unicode: the package builds, nothing of them is in its
+    header or library source, nothing ran, and the kernel gets each default exactly. The
+    operator also has an optional output (extraOutOptional), null and given from C++."""
+    (tmp_path / "op.json").write_text(json.dumps(HOSTILE_JSON))
+    (tmp_path / "kernels.py").write_text(HOSTILE_KERNELS)
+    proc = cli("opgen", tmp_path / "op.json", "--kernels", tmp_path / "kernels.py", "-o",
+               tmp_path / "pkg", env={"XDG_CACHE_HOME": str(xdg)}, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    vendor = tmp_path / "pkg" / "vendors" / "customize"
+    header = (vendor / "op_api" / "include" / "aclnn_hostile_custom.h").read_text()
+    assert header.isascii()
+    for word in ("system", "PWNED", "#include <stdlib.h>", "??", "\\", "before"):
+        assert word not in header
+    sig = re.search(r"aclnnHostileCustomGetWorkspaceSize\((.*?)\);", header, re.S)
+    assert sig is not None
+    assert [p.strip() for p in sig.group(1).split(",")] == [
+        "const aclTensor *x", *[f"char *s{i}Optional" for i in range(len(HOSTILE))],
+        "const aclTensor *yOut", "const aclTensor *extraOutOptional", "uint64_t *workspaceSize",
+        "aclOpExecutor **executor"]
+    # the header compiles as C with trigraphs on and every warning an error
+    (tmp_path / "check.c").write_text('#include "aclnn_hostile_custom.h"\nint main(void) '
+                                      "{ return 0; }\n")
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is not None:
+        proc = subprocess.run([cc, "-std=c99", "-trigraphs", "-Wall", "-Wextra", "-Werror",
+                               "-Wtrigraphs", "-fsyntax-only", f"-I{toolkit / 'include'}",
+                               f"-I{vendor / 'op_api' / 'include'}", "check.c"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    (tmp_path / "main.cpp").write_text(HOSTILE_PROGRAM)
+    script = (f'export ASCEND_CUSTOM_OPP_PATH="{vendor}"; source "{toolkit}/set_env.sh"; '
+              "g++ main.cpp -I$ASCEND_HOME_PATH/include -I$ASCEND_CUSTOM_OPP_PATH/op_api/include "
+              "-L$ASCEND_HOME_PATH/lib64 -L$ASCEND_CUSTOM_OPP_PATH/op_api/lib -lascendcl "
+              "-lcust_opapi -lacl_op_compiler -lnnopbase -o main && ./main")
+    out = shell(script, {}, tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    n = len(HOSTILE)
+    assert out.stdout.splitlines() == [
+        f"{1 + n + 100:g} {2 + n + 100:g}",  # every default exact, extra absent
+        f"{1 + n:g} {2 + n:g} -1 -2",  # extra given
+        "null y 161001",
+        "index 0 0", "index 1 161002",
+        f"{1 + n + 100:g} {2 + n + 100:g}"]  # the rebound yOut
+    assert not list(tmp_path.rglob("PWNED")) and not (Path.cwd() / "PWNED").exists()
+
+
+def test_hostile_names_are_refused_by_opgen(xdg, tmp_path):
+    (tmp_path / "empty.py").write_text("x = 1\n")
+    for field, definition in [
+            ("HostileCustom.input_desc[0].name",
+             {**HOSTILE_JSON[0], "input_desc": [{"name": '*/ int x = system("touch PWNED");',
+                                                 "type": ["float"]}]}),
+            ("HostileCustom.attr[0].name",
+             {**HOSTILE_JSON[0], "attr": [{"name": "int", "type": "int",
+                                           "param_type": "required"}]}),
+            ("operator 1.op", {**HOSTILE_JSON[0], "op": 'X"); system("touch PWNED'})]:
+        (tmp_path / "op.json").write_text(json.dumps([FULL_JSON[0], definition]))
+        proc = cli("opgen", tmp_path / "op.json", "--kernels", tmp_path / "empty.py", "-o",
+                   tmp_path / "out", env={"XDG_CACHE_HOME": str(xdg)}, cwd=tmp_path)
+        assert proc.returncode == 1 and proc.stderr.count(field + ":") == 1, proc.stderr
+        assert "Traceback" not in proc.stderr
+    # two operators of one header file
+    (tmp_path / "op.json").write_text(json.dumps([FULL_JSON[0], {**FULL_JSON[0],
+                                                                 "op": "Scale_AddCustom"}]))
+    proc = cli("opgen", tmp_path / "op.json", "--kernels", tmp_path / "empty.py", "-o",
+               tmp_path / "out", env={"XDG_CACHE_HOME": str(xdg)}, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "'Scale_AddCustom' and 'ScaleAddCustom'" in proc.stderr
+    assert "aclnn_scale_add_custom.h" in proc.stderr
+    assert not (tmp_path / "out" / "vendors").exists() and not list(tmp_path.rglob("PWNED"))
+
+
+REF_JSON = [{"op": "AxpyInplaceCustom", "input_desc": [
+    {"name": "var", "param_type": "required", "type": ["float"], "format": ["ND"]},
+    {"name": "grad", "param_type": "required", "type": ["float"], "format": ["ND"]}],
+    "output_desc": [
+    {"name": "var", "param_type": "required", "type": ["float"], "format": ["ND"]},
+    {"name": "norm", "param_type": "required", "type": ["float"], "format": ["ND"]}],
+    "attr": [{"name": "alpha", "param_type": "optional", "type": "float",
+              "default_value": "1.0"}]}]
+
+REF_KERNELS = '''
+import numpy as np
+
+
+def axpy_inplace_custom(var, grad, var_out, norm, *, alpha):
+    assert var is var_out and var.flags.writeable
+    var += alpha * grad
+    norm[...] = np.abs(var).sum()
+'''
+
+REF_PROGRAM = r"""
+#include <cstdio>
+#include <vector>
+#include "acl/acl.h"
+#include "aclnn_axpy_inplace_custom.h"
+
+static aclTensor *Tensor(std::vector<float> &host, void **dev) {
+    int64_t shape[] = {(int64_t)host.size()};
+    aclrtMalloc(dev, host.size() * 4, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(*dev, host.size() * 4, host.data(), host.size() * 4, ACL_MEMCPY_HOST_TO_DEVICE);
+    return aclCreateTensor(shape, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, shape, 1, *dev);
+}
+
+int main() {
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    aclrtStream stream;
+    aclrtCreateStream(&stream);
+    std::vector<float> vh = {1, -2, 3}, gh = {10, 10, -10}, nh = {0};
+    void *vd, *gd, *nd;
+    aclTensor *var = Tensor(vh, &vd), *grad = Tensor(gh, &gd), *norm = Tensor(nh, &nd);
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    int ret = aclnnAxpyInplaceCustomGetWorkspaceSize(var, grad, 0.5, norm, &ws, &ex);
+    if (ret != 0) { printf("phase1 %d %s\n", ret, aclGetRecentErrMsg()); return 1; }
+    if (aclnnAxpyInplaceCustom(nullptr, ws, ex, stream) != 0) return 1;
+    if (aclrtSynchronizeStream(stream) != 0) { printf("%s\n", aclGetRecentErrMsg()); return 1; }
+    aclrtMemcpy(vh.data(), 12, vd, 12, ACL_MEMCPY_DEVICE_TO_HOST);
+    aclrtMemcpy(nh.data(), 4, nd, 4, ACL_MEMCPY_DEVICE_TO_HOST);
+    printf("%g %g %g %g\n", vh[0], vh[1], vh[2], nh[0]);
+    ret = aclnnAxpyInplaceCustomGetWorkspaceSize(nullptr, grad, 0.5, norm, &ws, &ex);
+    printf("null varRef %d\n", ret);
+    aclrtDestroyStream(stream);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return 0;
+}
+"""
+
+
+def test_ref_parameter_from_cpp(xdg, toolkit, tmp_path):
+    """An input and an output of one name: CANN's 'aclTensor *varRef' at the input's place,
+    the output no parameter; the kernel updates the tensor in place."""
+    (tmp_path / "op.json").write_text(json.dumps(REF_JSON))
+    (tmp_path / "kernels.py").write_text(REF_KERNELS)
+    proc = cli("opgen", tmp_path / "op.json", "--kernels", tmp_path / "kernels.py", "-o",
+               tmp_path / "pkg", env={"XDG_CACHE_HOME": str(xdg)})
+    assert proc.returncode == 0, proc.stderr
+    vendor = tmp_path / "pkg" / "vendors" / "customize"
+    header = (vendor / "op_api" / "include" / "aclnn_axpy_inplace_custom.h").read_text()
+    sig = re.search(r"aclnnAxpyInplaceCustomGetWorkspaceSize\((.*?)\);", header, re.S)
+    assert sig is not None
+    assert [p.strip() for p in sig.group(1).split(",")] == [
+        "aclTensor *varRef", "const aclTensor *grad", "double alpha", "const aclTensor *out",
+        "uint64_t *workspaceSize", "aclOpExecutor **executor"]
+    (tmp_path / "main.cpp").write_text(REF_PROGRAM)
+    script = (f'export ASCEND_CUSTOM_OPP_PATH="{vendor}"; source "{toolkit}/set_env.sh"; '
+              "g++ main.cpp -I$ASCEND_HOME_PATH/include -I$ASCEND_CUSTOM_OPP_PATH/op_api/include "
+              "-L$ASCEND_HOME_PATH/lib64 -L$ASCEND_CUSTOM_OPP_PATH/op_api/lib -lascendcl "
+              "-lcust_opapi -lacl_op_compiler -lnnopbase -o main && ./main")
+    out = shell(script, {}, tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    golden = np.array([1, -2, 3], np.float64) + 0.5 * np.array([10, 10, -10])
+    assert out.stdout.splitlines() == [
+        " ".join(f"{v:g}" for v in [*golden, np.abs(golden).sum()]), "null varRef 161001"]
+
+
+FOREACH_JSON = [{"op": "ForeachAddCustom", "input_desc": [
+    {"name": "x1", "param_type": "dynamic", "type": ["float"], "format": ["ND"]},
+    {"name": "x2", "param_type": "dynamic", "type": ["float"], "format": ["ND"]}],
+    "output_desc": [{"name": "y", "param_type": "dynamic", "type": ["float"],
+                     "format": ["ND"]}]}]
+
+FOREACH_KERNELS = '''
+def foreach_add_custom(x1, x2, y):
+    for a, b, out in zip(x1, x2, y):
+        out[...] = a + b
+'''
+
+FOREACH_PROGRAM = r"""
+#include <cstdio>
+#include <vector>
+#include "acl/acl.h"
+#include "aclnn_foreach_add_custom.h"
+
+static aclTensor *Tensor(std::vector<float> &host, void **dev) {
+    int64_t shape[] = {(int64_t)host.size()};
+    aclrtMalloc(dev, host.size() * 4, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpy(*dev, host.size() * 4, host.data(), host.size() * 4, ACL_MEMCPY_HOST_TO_DEVICE);
+    return aclCreateTensor(shape, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, shape, 1, *dev);
+}
+
+int main() {
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    aclrtStream stream;
+    aclrtCreateStream(&stream);
+    std::vector<float> a = {1, 2}, b = {10}, c = {100, 200}, d = {1000}, y0(2), y1(1);
+    void *ad, *bd, *cd, *dd, *y0d, *y1d;
+    const aclTensor *l1[] = {Tensor(a, &ad), Tensor(b, &bd)};
+    const aclTensor *l2[] = {Tensor(c, &cd), Tensor(d, &dd)};
+    const aclTensor *lo[] = {Tensor(y0, &y0d), Tensor(y1, &y1d)};
+    aclTensorList *x1 = aclCreateTensorList(l1, 2), *x2 = aclCreateTensorList(l2, 2);
+    aclTensorList *out = aclCreateTensorList(lo, 2);
+    uint64_t ws = 0;
+    aclOpExecutor *ex = nullptr;
+    int ret = aclnnForeachAddCustomGetWorkspaceSize(x1, x2, out, &ws, &ex);
+    if (ret != 0) { printf("phase1 %d %s\n", ret, aclGetRecentErrMsg()); return 1; }
+    if (aclnnForeachAddCustom(nullptr, ws, ex, stream) != 0) return 1;
+    if (aclrtSynchronizeStream(stream) != 0) { printf("%s\n", aclGetRecentErrMsg()); return 1; }
+    aclrtMemcpy(y0.data(), 8, y0d, 8, ACL_MEMCPY_DEVICE_TO_HOST);
+    aclrtMemcpy(y1.data(), 4, y1d, 4, ACL_MEMCPY_DEVICE_TO_HOST);
+    printf("%g %g %g\n", y0[0], y0[1], y1[0]);
+    printf("null out %d\n", aclnnForeachAddCustomGetWorkspaceSize(x1, x2, nullptr, &ws, &ex));
+    aclDestroyTensorList(x1);
+    aclDestroyTensorList(x2);
+    aclDestroyTensorList(out);
+    aclrtDestroyStream(stream);
+    aclrtResetDevice(0);
+    aclFinalize();
+    return 0;
+}
+"""
+
+
+def test_dynamic_output_from_cpp(xdg, toolkit, tmp_path):
+    """A dynamic output: CANN's 'const aclTensorList *out' (aclnn_foreach_*.h); the kernel gets
+    a list of writable arrays."""
+    (tmp_path / "op.json").write_text(json.dumps(FOREACH_JSON))
+    (tmp_path / "kernels.py").write_text(FOREACH_KERNELS)
+    proc = cli("opgen", tmp_path / "op.json", "--kernels", tmp_path / "kernels.py", "-o",
+               tmp_path / "pkg", env={"XDG_CACHE_HOME": str(xdg)})
+    assert proc.returncode == 0, proc.stderr
+    vendor = tmp_path / "pkg" / "vendors" / "customize"
+    header = (vendor / "op_api" / "include" / "aclnn_foreach_add_custom.h").read_text()
+    sig = re.search(r"aclnnForeachAddCustomGetWorkspaceSize\((.*?)\);", header, re.S)
+    assert sig is not None
+    assert [p.strip() for p in sig.group(1).split(",")] == [
+        "const aclTensorList *x1", "const aclTensorList *x2", "const aclTensorList *out",
+        "uint64_t *workspaceSize", "aclOpExecutor **executor"]
+    (tmp_path / "main.cpp").write_text(FOREACH_PROGRAM)
+    script = (f'export ASCEND_CUSTOM_OPP_PATH="{vendor}"; source "{toolkit}/set_env.sh"; '
+              "g++ main.cpp -I$ASCEND_HOME_PATH/include -I$ASCEND_CUSTOM_OPP_PATH/op_api/include "
+              "-L$ASCEND_HOME_PATH/lib64 -L$ASCEND_CUSTOM_OPP_PATH/op_api/lib -lascendcl "
+              "-lcust_opapi -lacl_op_compiler -lnnopbase -o main && ./main")
+    out = shell(script, {}, tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.splitlines() == ["101 202 1010", "null out 161001"]
 
 
 # twelve operators, one package (issue 28 item 1): each is an elementwise formula of x and y

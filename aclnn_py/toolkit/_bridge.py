@@ -731,17 +731,18 @@ def custom_phase1(vendor_p, op_p, nargs: int, args_p, ws_out, ex_out) -> int:
         return record(api, ACLNN_ERR_INNER, f"{op} is not in its custom operator package")
     desc = c.desc
     words = list(ffi.unpack(args_p, nargs))
-    if nargs != len(desc.inputs) + len(desc.attrs) + len(desc.outputs):
+    if nargs != len(desc.inputs) + len(desc.attrs) + len(desc.c_outputs):
         return record(api, ACLNN_ERR_INNER, f"{op}: {nargs} arguments from C, the definition "
                       "has a different count (a library and a definition of two builds?)")
     args: list = []
+    names = desc.c_names()  # the generated parameter names, for the messages
     k = 0
     try:
         for p in desc.inputs:
             h = words[k]
-            k += 1
             table = TENSOR_LISTS if p.param_type == "dynamic" else TENSORS
-            args.append(table.get(p.name, h))
+            args.append(table.get(names[k], h))
+            k += 1
         for a in desc.attrs:
             w = words[k]
             k += 1
@@ -757,9 +758,12 @@ def custom_phase1(vendor_p, op_p, nargs: int, args_p, ws_out, ex_out) -> int:
             else:
                 table = {"listInt": INT_ARRAYS, "listFloat": FLOAT_ARRAYS,
                          "listBool": BOOL_ARRAYS}[a.type]
-                args.append(table.get(a.name, w))
-        for p in desc.outputs:
-            args.append(TENSORS.get(p.name, words[k]))
+                args.append(table.get(names[k - 1], w))
+        for p in desc.c_outputs:  # a ref output's tensor is its input's
+            # a null output is None: phase 1 answers 161001 for a required one, and an absent
+            # optional one (<name>OutOptional) reaches the kernel as None
+            table = TENSOR_LISTS if p.param_type == "dynamic" else TENSORS
+            args.append(table.get(names[k], words[k]))
             k += 1
     except Unknown as exc:
         return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
