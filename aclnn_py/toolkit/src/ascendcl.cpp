@@ -624,3 +624,4 @@ aclnnEmuCustomRun(const char *api, void *workspace, uint64_t workspaceSize, aclO
 {
     return emb_phase2(api, workspace, workspaceSize, executor, stream);
 }
+#include "acl_extra.cpp"
