@@ -405,7 +405,7 @@ def set_tensor_const(desc, data_buffer, length) -> int:
     ``data_buffer`` (recorded, not read). ret 100000 for a bad handle, a null address or a
     length of 0."""
     api = "aclSetTensorConst"
-    addr = _c_int(api, "dataBuffer", data_buffer, "uint64")
+    addr = _c_int(api, "dataBuffer", data_buffer, "uint64", allow_none=True)
     length = _c_int(api, "length", length, "uint64")
     if addr == 0 or length == 0:
         if _desc(api, desc) is None:
@@ -437,11 +437,11 @@ def get_tensor_desc_address(desc) -> int:
 
 
 def create_data_buffer(data, size) -> int:
-    """aclCreateDataBuffer: a handle recording ``data`` (an address; 0 with size 0 is an empty
-    buffer, as CANN allows) and ``size`` bytes; 0 (nullptr, with a message) for a null address
+    """aclCreateDataBuffer: a handle recording ``data`` (an address; 0 or None with size 0 is an
+    empty buffer, as CANN allows) and ``size`` bytes; 0 (nullptr, with a message) for a null address
     with a non-zero size."""
     api = "aclCreateDataBuffer"
-    addr = _c_int(api, "data", data, "uint64")
+    addr = _c_int(api, "data", data, "uint64", allow_none=True)
     size = _c_int(api, "size", size, "uint64")
     if addr == 0 and size != 0:
         _record(api, _INVALID, f"data is null with size {size}")
@@ -463,7 +463,7 @@ def update_data_buffer(data_buffer, data, size) -> int:
     """aclUpdateDataBuffer: a new address and size for the buffer. ret 100000 for a bad handle
     or a null address with a non-zero size."""
     api = "aclUpdateDataBuffer"
-    addr = _c_int(api, "data", data, "uint64")
+    addr = _c_int(api, "data", data, "uint64", allow_none=True)
     size = _c_int(api, "size", size, "uint64")
     b, ret = BUFFERS.find(api, "dataBuffer", data_buffer)
     if b is None:

@@ -690,8 +690,10 @@ def acl_call(api_p, nargs: int, args_p, out) -> int:
             out[0], out[1], out[2] = major, minor, patch
             return ret
         value, ret = _CALLS[api](*args)
-    except TypeError as exc:  # a value C's types cannot produce, or a bug
+    except TypeError as exc:  # a value C's types cannot produce
         return record(api, ACL_ERROR_INVALID_PARAM, str(exc))
+    except Exception as exc:  # a bug of the emulator: named after the call, never a crash
+        return record(api, ACL_ERROR_INTERNAL_ERROR, f"internal error of the emulator: {exc!r}")
     if ret == 0 and value is not None:  # None: a void C function
         if isinstance(value, list):  # the [min, max] of aclGetTensorDescDimRange
             out[0], out[1] = value
