@@ -766,9 +766,13 @@ def aclGetTensorDescName(handle: int):
     desc = acl_desc.DESCS.find("aclGetTensorDescName", "desc", handle)[0]
     if desc is None:
         return ffi.NULL
-    if desc.c_name is None:
-        desc.c_name = ffi.new("char[]", desc.name.encode("utf-8", "surrogateescape"))
-    return desc.c_name
+    with _NAME_LOCK:  # one C copy per name: a pointer another thread got stays valid
+        if desc.c_name is None:
+            desc.c_name = ffi.new("char[]", desc.name.encode("utf-8", "surrogateescape"))
+        return desc.c_name
+
+
+_NAME_LOCK = threading.Lock()
 
 
 def install(embedded_ffi, embedded_lib) -> None:

@@ -7,7 +7,7 @@ temporary directory under a file lock and are renamed into place, so concurrent 
 once and never see a half-built toolkit. Layout (CANN's names)::
 
     include/acl/acl.h, acl_base.h, acl_base_rt.h, acl_rt.h, acl_op.h, acl_op_compiler.h,
-        error_codes/rt_error_codes.h
+        acl_mdl.h, error_codes/rt_error_codes.h
     include/aclnn/acl_meta.h, aclnn_base.h
     include/aclnnop/aclnn_softmax.h, ... (the seven operators; generated from their
         declarations, aclnn_py/toolkit/opgen.py), aclnn_util.h

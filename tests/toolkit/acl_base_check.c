@@ -214,6 +214,10 @@ int main(void)
     message("not_supported_ptr");
     printf("compile_not_supported %d\n", aclSetCompileopt(ACL_PRECISION_MODE, "allow_fp32_to_fp16"));
     aclGetRecentErrMsg();
+    uint32_t model = 0;
+    printf("model_not_supported %d", aclmdlLoadFromFile("model.om", &model));
+    printf(" %p\n", (void *)aclmdlCreateDesc());
+    aclGetRecentErrMsg();
 
     aclrtFree(dev);
     aclrtDestroyEvent(ev);
