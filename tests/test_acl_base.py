@@ -210,6 +210,8 @@ def test_device_timeout_without_a_device():
 
 def test_peers_and_system_parameters(device):
     count, _ = acl.rt.get_device_count()
+    assert acl.rt.query_device_status(0) == (0, 0)  # ACL_RT_DEVICE_STATUS_NORMAL
+    assert acl.rt.query_device_status(count) == (0, ACL_ERROR_RT_INVALID_DEVICEID)
     assert acl.rt.device_can_access_peer(0, 0) == (0, ACL_ERROR_INVALID_PARAM)
     assert acl.rt.device_can_access_peer(0, count) == (0, ACL_ERROR_RT_INVALID_DEVICEID)
     assert acl.rt.device_enable_peer_access(0, 0) == ACL_ERROR_INVALID_PARAM  # itself

@@ -132,7 +132,7 @@ RT = {
     "device_disable_peer_access": ("peer_device_id",), "set_sys_param_opt": ("opt", "value"),
     "get_sys_param_opt": ("opt",), "ctx_set_sys_param_opt": ("opt", "value"),
     "ctx_get_sys_param_opt": ("opt",), "get_last_error": ("level",),
-    "peek_at_last_error": ("level",),
+    "peek_at_last_error": ("level",), "query_device_status": ("device_id",),
 }
 UTIL = {
     "numpy_to_ptr": ("array",), "bytes_to_ptr": ("data",), "ptr_to_bytes": ("ptr", "size"),

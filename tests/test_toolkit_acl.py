@@ -332,6 +332,7 @@ def test_runtime_queries(base_check):
     assert c["version"] == ["0", "1", "17", "0", "1"]  # the macros of the toolkit's acl_rt.h
     assert c["device_count"] == ["0", "1"]
     assert c["peer_self"] == [str(ACL_ERROR_INVALID_PARAM)]
+    assert c["device_status"] == ["0", "0", "107001"]  # NORMAL; ACL_ERROR_RT_INVALID_DEVICEID
     assert c["sys_param_unset"] == [str(ACL_ERROR_RT_SYSPARAMOPT_NOT_SET)]
     assert c["sys_param"] == ["0", "0", "1"]
     # the failed aclrtGetDevice(NULL): peek keeps it, get clears it

@@ -54,6 +54,7 @@ ctx_set_sys_param_opt = _rt.ctx_set_sys_param_opt
 ctx_get_sys_param_opt = _rt.ctx_get_sys_param_opt
 get_last_error = _rt.get_last_error
 peek_at_last_error = _rt.peek_at_last_error
+query_device_status = _rt.query_device_status
 
 __all__ = [
     "set_device", "reset_device", "get_device", "get_device_count", "get_run_mode",
@@ -67,5 +68,5 @@ __all__ = [
     "synchronize_device_with_timeout", "query_event", "stream_query", "device_can_access_peer",
     "device_enable_peer_access", "device_disable_peer_access", "set_sys_param_opt",
     "get_sys_param_opt", "ctx_set_sys_param_opt", "ctx_get_sys_param_opt", "get_last_error",
-    "peek_at_last_error",
+    "peek_at_last_error", "query_device_status",
 ]

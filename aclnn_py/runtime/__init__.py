@@ -47,6 +47,7 @@ from .devices import (
     init,
     memory_used,
     peek_at_last_error,
+    query_device_status,
     reset_device,
     set_context,
     set_device,
@@ -153,6 +154,7 @@ __all__ = [
     "memory_used", "device_can_access_peer", "device_enable_peer_access",
     "device_disable_peer_access", "set_sys_param_opt", "get_sys_param_opt",
     "ctx_set_sys_param_opt", "ctx_get_sys_param_opt", "get_last_error", "peek_at_last_error",
+    "query_device_status",
     # streams
     "open_stream", "close_stream", "create_stream", "resolve_stream", "destroy_stream",
     "synchronize_stream", "synchronize_device", "new_task", "add_range", "submit",

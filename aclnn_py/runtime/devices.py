@@ -250,6 +250,15 @@ def get_run_mode() -> tuple[int, int]:
     return aclrtRunMode.ACL_HOST, 0
 
 
+def query_device_status(device_id) -> tuple[int, int]:
+    """aclrtQueryDeviceStatus: ``(status, ret)``: aclrtDeviceStatus NORMAL (0) for every device
+    of the emulator. ret 107001 for an id outside the devices. docs/pyacl.md."""
+    api = "aclrtQueryDeviceStatus"
+    device_id = require_int(api, "deviceId", device_id, ctype="int32")
+    ret = _check_device(api, device_id)
+    return (0, ret) if ret else (0, 0)
+
+
 def device_can_access_peer(device_id, peer_device_id) -> tuple[int, int]:
     """aclrtDeviceCanAccessPeer: ``(can_access_peer, ret)``: 1 for two different devices of the
     emulator (all device memory is host memory, so any device reaches any other's). ret 107001
@@ -393,4 +402,4 @@ __all__ = ["init", "finalize", "set_device", "reset_device", "get_device", "get_
            "memory_used", "device_can_access_peer", "device_enable_peer_access",
            "device_disable_peer_access", "set_sys_param_opt", "get_sys_param_opt",
            "ctx_set_sys_param_opt", "ctx_get_sys_param_opt", "get_last_error",
-           "peek_at_last_error"]
+           "peek_at_last_error", "query_device_status"]

@@ -650,6 +650,7 @@ _CALLS: dict[str, Callable[..., tuple]] = {
     "aclrtCreateEventExWithFlag": _RT.create_event_ex_with_flag,
     "aclrtCreateStreamWithConfig": _RT.create_stream_with_config,
     "aclrtDeviceCanAccessPeer": _RT.device_can_access_peer,
+    "aclrtQueryDeviceStatus": _RT.query_device_status,
     "aclrtDeviceEnablePeerAccess": _ret(_RT.device_enable_peer_access),
     "aclrtDeviceDisablePeerAccess": _ret(_RT.device_disable_peer_access),
     "aclrtSetSysParamOpt": _ret(_RT.set_sys_param_opt),

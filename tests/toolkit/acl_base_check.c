@@ -148,6 +148,11 @@ int main(void)
     uint32_t count = 0;
     ret = aclrtGetDeviceCount(&count);
     printf("device_count %d %u\n", ret, count);
+    aclrtDeviceStatus dstatus = ACL_RT_DEVICE_STATUS_END;
+    ret = aclrtQueryDeviceStatus(0, &dstatus);
+    printf("device_status %d %d", ret, (int)dstatus);
+    printf(" %d\n", aclrtQueryDeviceStatus(64, &dstatus));
+    aclGetRecentErrMsg();
     int32_t can = -1;
     printf("peer_self %d\n", aclrtDeviceCanAccessPeer(&can, 0, 0));
     aclGetRecentErrMsg();

@@ -339,6 +339,11 @@ aclError aclrtDeviceCanAccessPeer(int32_t *canAccessPeer, int32_t deviceId, int3
     EMB_OUT("aclrtDeviceCanAccessPeer", int32_t, canAccessPeer, 2, I(deviceId), I(peerDeviceId));
 }
 
+aclError aclrtQueryDeviceStatus(int32_t deviceId, aclrtDeviceStatus *deviceStatus)
+{
+    EMB_OUT("aclrtQueryDeviceStatus", aclrtDeviceStatus, deviceStatus, 1, I(deviceId));
+}
+
 aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags)
 {
     int64_t a[2] = {I(peerDeviceId), I(flags)};

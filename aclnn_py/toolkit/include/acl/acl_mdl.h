@@ -36,6 +36,7 @@ extern "C" {
 #define ACL_WORKSPACE_MEM_OPTIMIZE_INPUTOUTPUT 1
 #define ACL_MODEL_STREAM_FLAG_HEAD 0x00000000U
 #define ACL_MODEL_STREAM_FLAG_DEFAULT 0x7FFFFFFFU
+
 typedef struct aclmdlDataset aclmdlDataset;
 typedef struct aclmdlDesc aclmdlDesc;
 typedef struct aclmdlAIPP aclmdlAIPP;
@@ -43,6 +44,7 @@ typedef struct aclAippExtendInfo aclAippExtendInfo;
 typedef struct aclmdlConfigHandle aclmdlConfigHandle;
 typedef struct aclmdlExecConfigHandle aclmdlExecConfigHandle;
 typedef void *aclmdlRI;
+
 typedef enum {
     ACL_YUV420SP_U8 = 1,
     ACL_XRGB8888_U8 = 2,
@@ -60,6 +62,7 @@ typedef enum {
     ACL_RAW24 = 14,
     ACL_AIPP_RESERVED = 0xFFFF,
 } aclAippInputFormat;
+
 typedef enum {
     ACL_MDL_PRIORITY_INT32 = 0,
     ACL_MDL_LOAD_TYPE_SIZET,
@@ -90,6 +93,7 @@ typedef enum {
     ACL_MDL_FIFO_PTR,
     ACL_MDL_FIFO_SIZET
 } aclmdlConfigAttr;
+
 typedef enum {
     ACL_MDL_STREAM_SYNC_TIMEOUT = 0,
     ACL_MDL_EVENT_SYNC_TIMEOUT,
@@ -100,35 +104,42 @@ typedef enum {
     ACL_MDL_AICOST_SIZET,
     ACL_MDL_MEC_TIMETHR_SIZET
 } aclmdlExecConfigAttr;
+
 typedef enum {
     ACL_DATA_WITHOUT_AIPP = 0,
     ACL_DATA_WITH_STATIC_AIPP,
     ACL_DATA_WITH_DYNAMIC_AIPP,
     ACL_DYNAMIC_AIPP_NODE
 } aclmdlInputAippType;
+
 typedef struct aclmdlIODims {
     char name[ACL_MAX_TENSOR_NAME_LEN];
     size_t dimCount;
     int64_t dims[ACL_MAX_DIM_CNT];
 } aclmdlIODims;
+
 typedef struct aclmdlIODimsRange {
     size_t rangeCount;
     int64_t range[ACL_MAX_DIM_CNT][ACL_DIM_ENDPOINTS];
 } aclmdlIODimsRange;
+
 typedef struct aclAippDims {
     aclmdlIODims srcDims;
     size_t srcSize;
     aclmdlIODims aippOutdims;
     size_t aippOutSize;
 } aclAippDims;
+
 typedef struct aclmdlBatch {
     size_t batchCount;
     uint64_t batch[ACL_MAX_BATCH_NUM];
 } aclmdlBatch;
+
 typedef struct aclmdlHW {
     size_t hwCount;
     uint64_t hw[ACL_MAX_HW_NUM][2];
 } aclmdlHW;
+
 typedef struct aclAippInfo {
     aclAippInputFormat inputFormat;
     int32_t srcImageSizeW;
@@ -184,6 +195,7 @@ typedef struct aclAippInfo {
     aclAippDims outDims[ACL_MAX_SHAPE_COUNT];
     aclAippExtendInfo *aippExtend;
 } aclAippInfo;
+
 typedef struct aclmdlExeOMDesc {
     size_t workSize;
     size_t weightSize;
@@ -195,11 +207,13 @@ typedef struct aclmdlExeOMDesc {
     size_t fifoTaskSize;
     size_t reserved[8];
 } aclmdlExeOMDesc;
+
 typedef enum {
     ACL_MODEL_RI_CAPTURE_MODE_GLOBAL = 0,
     ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL,
     ACL_MODEL_RI_CAPTURE_MODE_RELAXED,
 } aclmdlRICaptureMode;
+
 typedef enum {
     ACL_MODEL_RI_CAPTURE_STATUS_NONE = 0,
     ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE,

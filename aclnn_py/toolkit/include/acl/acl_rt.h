@@ -57,38 +57,46 @@ extern "C" {
 #define ACL_VALUE_WAIT_EQ 0x1
 #define ACL_IPC_EVENT_HANDLE_SIZE 64U
 static const int32_t DEVICE_UTILIZATION_NOT_SUPPORT = -1;
+
 typedef enum aclrtRunMode {
     ACL_DEVICE,
     ACL_HOST,
 } aclrtRunMode;
+
 typedef enum aclrtTsId {
     ACL_TS_ID_AICORE = 0,
     ACL_TS_ID_AIVECTOR = 1,
     ACL_TS_ID_RESERVED = 2,
 } aclrtTsId;
+
 typedef enum aclrtEventStatus {
     ACL_EVENT_STATUS_COMPLETE = 0,
     ACL_EVENT_STATUS_NOT_READY = 1,
     ACL_EVENT_STATUS_RESERVED = 2,
 } aclrtEventStatus;
+
 typedef enum aclrtEventRecordedStatus {
     ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
     ACL_EVENT_RECORDED_STATUS_COMPLETE = 1,
 } aclrtEventRecordedStatus;
+
 typedef enum aclrtEventWaitStatus {
     ACL_EVENT_WAIT_STATUS_COMPLETE = 0,
     ACL_EVENT_WAIT_STATUS_NOT_READY = 1,
     ACL_EVENT_WAIT_STATUS_RESERVED = 0xFFFF,
 } aclrtEventWaitStatus;
+
 typedef enum aclrtStreamStatus {
     ACL_STREAM_STATUS_COMPLETE = 0,
     ACL_STREAM_STATUS_NOT_READY = 1,
     ACL_STREAM_STATUS_RESERVED = 0xFFFF,
 } aclrtStreamStatus;
+
 typedef enum aclrtCallbackBlockType {
     ACL_CALLBACK_NO_BLOCK,
     ACL_CALLBACK_BLOCK,
 } aclrtCallbackBlockType;
+
 typedef enum aclrtMemcpyKind {
     ACL_MEMCPY_HOST_TO_HOST,
     ACL_MEMCPY_HOST_TO_DEVICE,
@@ -99,6 +107,7 @@ typedef enum aclrtMemcpyKind {
     ACL_MEMCPY_INNER_DEVICE_TO_DEVICE,
     ACL_MEMCPY_INTER_DEVICE_TO_DEVICE,
 } aclrtMemcpyKind;
+
 typedef enum aclrtMemMallocPolicy {
     ACL_MEM_MALLOC_HUGE_FIRST,
     ACL_MEM_MALLOC_HUGE_ONLY,
@@ -112,29 +121,35 @@ typedef enum aclrtMemMallocPolicy {
     ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000,
     ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000,
 } aclrtMemMallocPolicy;
+
 typedef enum {
     ACL_HOST_REGISTER_MAPPED = 0,
 } aclrtHostRegisterType;
+
 typedef enum {
     ACL_RT_MEM_ATTR_RSV = 0,
     ACL_RT_MEM_ATTR_MODULE_ID,
     ACL_RT_MEM_ATTR_DEVICE_ID,
     ACL_RT_MEM_ATTR_VA_FLAG,
 } aclrtMallocAttrType;
+
 typedef union {
     uint16_t moduleId;
     uint32_t deviceId;
     uint32_t vaFlag;
     uint8_t rsv[8];
 } aclrtMallocAttrValue;
+
 typedef struct {
     aclrtMallocAttrType attr;
     aclrtMallocAttrValue value;
 } aclrtMallocAttribute;
+
 typedef struct {
     aclrtMallocAttribute* attrs;
     size_t numAttrs;
 } aclrtMallocConfig;
+
 typedef enum aclrtMemAttr {
     ACL_DDR_MEM,
     ACL_HBM_MEM,
@@ -155,6 +170,7 @@ typedef enum aclrtMemAttr {
     ACL_MEM_P2P_HUGE,
     ACL_MEM_P2P_HUGE1G
 } aclrtMemAttr;
+
 typedef enum aclrtGroupAttr {
     ACL_GROUP_AICORE_INT,
     ACL_GROUP_AIV_INT,
@@ -163,24 +179,29 @@ typedef enum aclrtGroupAttr {
     ACL_GROUP_ASQNUM_INT,
     ACL_GROUP_GROUPID_INT
 } aclrtGroupAttr;
+
 typedef enum aclrtFloatOverflowMode {
     ACL_RT_OVERFLOW_MODE_SATURATION = 0,
     ACL_RT_OVERFLOW_MODE_INFNAN,
     ACL_RT_OVERFLOW_MODE_UNDEF,
 } aclrtFloatOverflowMode;
+
 typedef enum {
     ACL_RT_STREAM_WORK_ADDR_PTR = 0,
     ACL_RT_STREAM_WORK_SIZE,
     ACL_RT_STREAM_FLAG,
     ACL_RT_STREAM_PRIORITY,
 } aclrtStreamConfigAttr;
+
 typedef struct aclrtStreamConfigHandle {
     void* workptr;
     size_t workSize;
     size_t flag;
     uint32_t priority;
 } aclrtStreamConfigHandle;
+
 typedef struct aclrtUtilizationExtendInfo aclrtUtilizationExtendInfo;
+
 typedef struct aclrtUtilizationInfo {
     int32_t cubeUtilization;
     int32_t vectorUtilization;
@@ -188,34 +209,42 @@ typedef struct aclrtUtilizationInfo {
     int32_t memoryUtilization;
     aclrtUtilizationExtendInfo *utilizationExtend;
 } aclrtUtilizationInfo;
+
 typedef struct tagRtGroupInfo aclrtGroupInfo;
 typedef struct rtExceptionInfo aclrtExceptionInfo;
+
 typedef enum aclrtMemLocationType {
     ACL_MEM_LOCATION_TYPE_HOST = 0,
     ACL_MEM_LOCATION_TYPE_DEVICE,
     ACL_MEM_LOCATION_TYPE_UNREGISTERED,
 } aclrtMemLocationType;
+
 typedef struct aclrtMemLocation {
     uint32_t id;
     aclrtMemLocationType type;
 } aclrtMemLocation;
+
 typedef struct aclrtPtrAttributes {
     aclrtMemLocation location;
     uint32_t pageSize;
     uint32_t rsv[4];
 } aclrtPtrAttributes;
+
 typedef struct aclrtMemUsageInfo {
     char name[32];
     uint64_t curMemSize;
     uint64_t memPeakSize;
     size_t reserved[8];
 } aclrtMemUsageInfo;
+
 typedef enum aclrtMemAllocationType {
     ACL_MEM_ALLOCATION_TYPE_PINNED = 0,
 } aclrtMemAllocationType;
+
 typedef enum aclrtMemHandleType {
     ACL_MEM_HANDLE_TYPE_NONE = 0,
 } aclrtMemHandleType;
+
 typedef struct aclrtPhysicalMemProp {
     aclrtMemHandleType handleType;
     aclrtMemAllocationType allocationType;
@@ -223,35 +252,43 @@ typedef struct aclrtPhysicalMemProp {
     aclrtMemLocation location;
     uint64_t reserve;
 } aclrtPhysicalMemProp;
+
 typedef enum aclrtMemGranularityOptions {
     ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM,
     ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED,
     ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF,
 } aclrtMemGranularityOptions;
+
 typedef void* aclrtDrvMemHandle;
 typedef void (*aclrtCallback)(void *userData);
 typedef void (*aclrtHostFunc)(void *args);
 typedef void (*aclrtExceptionInfoCallback)(aclrtExceptionInfo *exceptionInfo);
+
 typedef enum aclrtDeviceStatus {
     ACL_RT_DEVICE_STATUS_NORMAL = 0,
     ACL_RT_DEVICE_STATUS_ABNORMAL,
     ACL_RT_DEVICE_STATUS_END = 0xFFFF,
 } aclrtDeviceStatus;
+
 typedef struct aclrtUuid {
     char bytes[16];
 } aclrtUuid;
+
 typedef void* aclrtBinary;
 typedef void* aclrtBinHandle;
 typedef void* aclrtFuncHandle;
 typedef void* aclrtArgsHandle;
 typedef void* aclrtParamHandle;
+
 #define MAX_MEM_UCE_INFO_ARRAY_SIZE 128
 #define UCE_INFO_RESERVED_SIZE 14
+
 typedef struct aclrtMemUceInfo {
     void* addr;
     size_t len;
     size_t reserved[UCE_INFO_RESERVED_SIZE];
 } aclrtMemUceInfo;
+
 typedef enum {
     ACL_RT_NO_ERROR = 0,
     ACL_RT_ERROR_MEMORY = 1,
@@ -260,20 +297,25 @@ typedef enum {
     ACL_RT_ERROR_LINK = 4,
     ACL_RT_ERROR_OTHERS = 0xFFFF,
 } aclrtErrorType;
+
 typedef enum aclrtAicoreErrorType {
     ACL_RT_AICORE_ERROR_UNKOWN,
     ACL_RT_AICORE_ERROR_SW,
     ACL_RT_AICORE_ERROR_HW_LOCAL,
 } aclrtAicoreErrorType;
+
 #define ACL_RT_MEM_UCE_INFO_MAX_NUM 20
+
 typedef struct aclrtMemUceInfoArray {
     size_t arraySize;
     aclrtMemUceInfo memUceInfoArray[ACL_RT_MEM_UCE_INFO_MAX_NUM];
 } aclrtMemUceInfoArray;
+
 typedef union aclrtErrorInfoDetail {
     aclrtMemUceInfoArray uceInfo;
     aclrtAicoreErrorType aicoreErrType;
 } aclrtErrorInfoDetail;
+
 typedef struct aclrtErrorInfo {
     uint8_t tryRepair;
     uint8_t hasDetail;
@@ -281,42 +323,51 @@ typedef struct aclrtErrorInfo {
     aclrtErrorType errorType;
     aclrtErrorInfoDetail detail;
 } aclrtErrorInfo;
+
 typedef enum aclrtCmoType {
     ACL_RT_CMO_TYPE_PREFETCH = 0,
     ACL_RT_CMO_TYPE_WRITEBACK,
     ACL_RT_CMO_TYPE_INVALID,
     ACL_RT_CMO_TYPE_FLUSH,
 } aclrtCmoType;
+
 typedef enum aclrtLastErrLevel {
     ACL_RT_THREAD_LEVEL = 0,
 } aclrtLastErrLevel;
+
 #define ACL_RT_BINARY_MAGIC_ELF_AICORE 0x43554245U
 #define ACL_RT_BINARY_MAGIC_ELF_VECTOR_CORE 0x41415246U
 #define ACL_RT_BINARY_MAGIC_ELF_CUBE_CORE 0x41494343U
+
 typedef enum aclrtBinaryLoadOptionType {
     ACL_RT_BINARY_LOAD_OPT_LAZY_LOAD = 1,
     ACL_RT_BINARY_LOAD_OPT_LAZY_MAGIC = 2,
     ACL_RT_BINARY_LOAD_OPT_MAGIC = 2,
     ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE = 3,
 } aclrtBinaryLoadOptionType;
+
 typedef union aclrtBinaryLoadOptionValue {
     uint32_t isLazyLoad;
     uint32_t magic;
     int32_t cpuKernelMode;
     uint32_t rsv[4];
 } aclrtBinaryLoadOptionValue;
+
 typedef struct {
     aclrtBinaryLoadOptionType type;
     aclrtBinaryLoadOptionValue value;
 } aclrtBinaryLoadOption;
+
 typedef struct aclrtBinaryLoadOptions {
     aclrtBinaryLoadOption *options;
     size_t numOpt;
 } aclrtBinaryLoadOptions;
+
 typedef enum {
     ACL_RT_ENGINE_TYPE_AIC = 0,
     ACL_RT_ENGINE_TYPE_AIV,
 } aclrtEngineType;
+
 typedef enum aclrtLaunchKernelAttrId {
     ACL_RT_LAUNCH_KERNEL_ATTR_SCHEM_MODE = 1,
     ACL_RT_LAUNCH_KERNEL_ATTR_ENGINE_TYPE = 3,
@@ -325,6 +376,7 @@ typedef enum aclrtLaunchKernelAttrId {
     ACL_RT_LAUNCH_KERNEL_ATTR_DATA_DUMP,
     ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT,
 } aclrtLaunchKernelAttrId;
+
 typedef union aclrtLaunchKernelAttrValue {
     uint8_t schemMode;
     uint32_t localMemorySize;
@@ -335,20 +387,24 @@ typedef union aclrtLaunchKernelAttrValue {
     uint16_t timeout;
     uint32_t rsv[4];
 } aclrtLaunchKernelAttrValue;
+
 typedef struct aclrtLaunchKernelAttr {
     aclrtLaunchKernelAttrId id;
     aclrtLaunchKernelAttrValue value;
 } aclrtLaunchKernelAttr;
+
 typedef struct aclrtLaunchKernelCfg {
     aclrtLaunchKernelAttr *attrs;
     size_t numAttrs;
 } aclrtLaunchKernelCfg;
+
 typedef enum {
     ACL_STREAM_ATTR_FAILURE_MODE = 1,
     ACL_STREAM_ATTR_FLOAT_OVERFLOW_CHECK = 2,
     ACL_STREAM_ATTR_USER_CUSTOM_TAG = 3,
     ACL_STREAM_ATTR_CACHE_OP_IFNO = 4,
 } aclrtStreamAttr;
+
 typedef union {
     uint64_t failureMode;
     uint32_t overflowSwitch;
@@ -356,6 +412,7 @@ typedef union {
     uint32_t cacheOpInfoSwitch;
     uint32_t reserve[4];
 } aclrtStreamAttrValue;
+
 typedef enum {
     ACL_DEV_ATTR_AICPU_CORE_NUM = 1,
     ACL_DEV_ATTR_AICORE_CORE_NUM = 101,
@@ -375,20 +432,24 @@ typedef enum {
     ACL_DEV_ATTR_MAINBOARD_ID = 407U,
     ACL_DEV_ATTR_IS_VIRTUAL = 501U,
 } aclrtDevAttr;
+
 typedef enum {
     ACL_FEATURE_TSCPU_TASK_UPDATE_SUPPORT_AIC_AIV = 1,
     ACL_FEATURE_SYSTEM_MEMQ_EVENT_CROSS_DEV = 21,
 } aclrtDevFeatureType;
+
 typedef enum {
     ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM = 10,
     ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX = 11,
     ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN = 12,
     ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL = 13,
 } aclrtReduceKind;
+
 typedef enum {
     ACL_RT_DEV_RES_CUBE_CORE = 0,
     ACL_RT_DEV_RES_VECTOR_CORE,
 } aclrtDevResLimitType;
+
 typedef enum {
     ACL_RT_EQUAL = 0,
     ACL_RT_NOT_EQUAL,
@@ -397,19 +458,24 @@ typedef enum {
     ACL_RT_LESS,
     ACL_RT_LESS_OR_EQUAL
 } aclrtCondition;
+
 typedef enum {
     ACL_RT_SWITCH_INT32 = 0,
     ACL_RT_SWITCH_INT64 = 1,
 } aclrtCompareDataType;
+
 typedef struct {
     aclrtCmoType cmoType;
     uint32_t barrierId;
 } aclrtBarrierCmoInfo;
+
 #define ACL_RT_CMO_MAX_BARRIER_NUM 6U
+
 typedef struct {
     size_t barrierNum;
     aclrtBarrierCmoInfo cmoInfo[ACL_RT_CMO_MAX_BARRIER_NUM];
 } aclrtBarrierTaskInfo;
+
 #define ACL_RT_DEVS_TOPOLOGY_HCCS 0x01ULL
 #define ACL_RT_DEVS_TOPOLOGY_PIX 0x02ULL
 #define ACL_RT_DEVS_TOPOLOGY_PIB 0x04ULL
@@ -417,11 +483,13 @@ typedef struct {
 #define ACL_RT_DEVS_TOPOLOGY_SYS 0x10ULL
 #define ACL_RT_DEVS_TOPOLOGY_SIO 0x20ULL
 #define ACL_RT_DEVS_TOPOLOGY_HCCS_SW 0x40ULL
+
 typedef struct {
     aclrtMemLocation dstLoc;
     aclrtMemLocation srcLoc;
     uint8_t rsv[16];
 } aclrtMemcpyBatchAttr;
+
 typedef struct aclrtIpcEventHandle {
     char reserved[ACL_IPC_EVENT_HANDLE_SIZE];
 } aclrtIpcEventHandle;
@@ -568,6 +636,7 @@ ACL_FUNC_VISIBILITY aclError aclrtRepairError(int32_t deviceId, const aclrtError
 #define ACL_PKG_VERSION_MAX_SIZE 128
 #define ACL_PKG_VERSION_PARTS_MAX_SIZE 64
 #define ACL_IPC_HANDLE_SIZE 65
+
 typedef enum aclCANNPackageName {
     ACL_PKG_NAME_CANN,
     ACL_PKG_NAME_RUNTIME,
@@ -578,6 +647,7 @@ typedef enum aclCANNPackageName {
     ACL_PKG_NAME_OPP_KERNEL,
     ACL_PKG_NAME_DRIVER
 } aclCANNPackageName;
+
 typedef struct aclCANNPackageVersion {
     char version[ACL_PKG_VERSION_MAX_SIZE];
     char majorVersion[ACL_PKG_VERSION_PARTS_MAX_SIZE];
