@@ -7,6 +7,8 @@ same implementation (tests/test_toolkit_acl.py).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -234,3 +236,45 @@ def test_last_error():
     assert acl.rt.get_last_error(0) == ACL_ERROR_RT_CONTEXT_NULL
     assert acl.rt.get_last_error(0) == 0
     assert acl.rt.get_last_error(1) == ACL_ERROR_INVALID_PARAM  # only ACL_RT_THREAD_LEVEL
+
+
+DESTROY_DURING_WAIT = r"""
+import threading, time
+from aclnn_py import acl
+from aclnn_py.runtime.core import ffi, lib
+
+def sleep_on(stream, microseconds):  # the C core's test task: keeps the stream busy
+    tasks = ffi.new("emu_task[1]")
+    tasks[0].type = lib.EMU_TASK_SLEEP
+    tasks[0].n = microseconds
+    assert lib.emu_stream_submit(stream, tasks, 1, 0, ffi.NULL, 0) == 0
+
+assert acl.rt.set_device(0) == 0
+b, _ = acl.rt.create_stream()
+ev, _ = acl.rt.create_event()
+sleep_on(b, 400_000)
+assert acl.rt.record_event(ev, b) == 0
+threading.Timer(0.05, acl.rt.destroy_event, (ev,)).start()
+t0 = time.monotonic()
+print("event", acl.rt.synchronize_event_with_timeout(ev, 60_000), time.monotonic() - t0 < 30)
+sleep_on(b, 200_000)
+threading.Timer(0.05, acl.rt.destroy_stream, (b,)).start()
+t0 = time.monotonic()
+print("stream", acl.rt.synchronize_stream_with_timeout(b, 60_000), time.monotonic() - t0 < 30)
+s2, _ = acl.rt.create_stream()
+sleep_on(s2, 200_000)
+threading.Timer(0.05, acl.rt.destroy_stream, (s2,)).start()
+print("device", acl.rt.synchronize_device_with_timeout(60_000))
+"""
+
+
+def test_a_handle_destroyed_during_a_timed_wait(tmp_path):
+    """Another thread destroys the event or stream being waited for: the wait ends (107017 for
+    the event and the stream, which are gone; the device's synchronize skips the stream), and
+    nothing hangs (a subprocess with a timeout)."""
+    proc = subprocess.run([sys.executable, "-c", DESTROY_DURING_WAIT], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:3] == [f"event {ACL_ERROR_RT_INVALID_HANDLE} True",
+                                           f"stream {ACL_ERROR_RT_INVALID_HANDLE} True",
+                                           "device 0"]
