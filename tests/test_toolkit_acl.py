@@ -311,6 +311,10 @@ def test_descriptor_getters_and_setters(base_check):
     assert c["null_desc"] == ["-1", "-1", "0", "(nil)"]
     assert c["create_null_dims"] == ["(nil)"] and "dims is null" in c["create_null_dims_msg"][0]
     assert c["create_negative_num"] == ["(nil)"]
+    # a value that was never a handle, and null: every call answers, none crashes
+    assert c["bogus"] == ["-1", "0", "0"] + [str(ACL_ERROR_INVALID_PARAM)] * 8 + ["(nil)"] + \
+        [str(ACL_ERROR_INVALID_PARAM)] * 2
+    assert "0x99 is not a live aclDataBuffer" in c["bogus_msg"][0]
 
 
 def test_data_buffers(base_check):

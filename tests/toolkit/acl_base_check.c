@@ -34,6 +34,8 @@ static void describe(const char *name, aclDataType dtype, int n, const int64_t *
     aclDestroyTensorDesc(desc);
 }
 
+static char block_for_bogus[4];
+
 int main(void)
 {
     printf("init %d\n", aclInit(NULL));
@@ -116,6 +118,21 @@ int main(void)
     message("create_null_dims");
     printf("create_negative_num %p\n", (void *)aclCreateTensorDesc(ACL_FLOAT, -1, d4, ACL_FORMAT_ND));
     aclGetRecentErrMsg();
+
+    /* a value that was never a handle, and null: failure values and codes, never a crash */
+    aclTensorDesc *bogus = (aclTensorDesc *)(uintptr_t)0x1234;
+    int64_t pairs[1][ACL_TENSOR_SHAPE_RANGE_NUM] = {{1, 2}};
+    printf("bogus %d %zu %zu %d", (int)aclGetTensorDescType(bogus), aclGetTensorDescSize(bogus),
+           aclGetTensorDescNumDims(bogus), aclGetTensorDescDimV2(bogus, 0, &dim));
+    printf(" %d %d", aclGetTensorDescDimRange(bogus, 0, 2, range), aclSetTensorShapeRange(bogus, 1, pairs));
+    printf(" %d %d", aclSetTensorShapeRange(NULL, 1, pairs), aclSetTensorValueRange(bogus, 1, NULL));
+    printf(" %d %d", aclSetTensorFormat(NULL, ACL_FORMAT_ND), aclSetTensorShape(bogus, 1, d1));
+    printf(" %d %p", aclSetTensorDynamicInput(bogus, NULL), aclGetTensorDescAddress(NULL));
+    aclSetTensorDescName(bogus, "x");
+    aclDestroyTensorDesc(bogus);
+    printf(" %d %d\n", aclUpdateDataBuffer((aclDataBuffer *)(uintptr_t)0x99, block_for_bogus, 1),
+           aclDestroyDataBuffer((aclDataBuffer *)(uintptr_t)0x99));
+    message("bogus");
 
     /* data buffers */
     static char block[100];
