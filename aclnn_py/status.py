@@ -235,7 +235,17 @@ def record(api: str, code: int, text: str) -> int:
         msgs = _tls.msgs = []
     msgs.append(line)
     del msgs[:-16]  # keep the newest few, as CANN's error manager does
+    _tls.last = int(code)
     return int(code)
+
+
+def last_code(clear: bool) -> int:
+    """The code of this thread's last recorded failure (0 if none since the last clear):
+    aclrtGetLastError (``clear``) and aclrtPeekAtLastError."""
+    code = getattr(_tls, "last", 0)
+    if clear:
+        _tls.last = 0
+    return code
 
 
 def take_recent() -> Optional[str]:

@@ -212,6 +212,33 @@ def test_a_host_copy_of_bytes_a_queued_task_writes_races(diag, two_streams):
     assert acl.rt.synchronize_stream(s1) == 0
 
 
+@pytest.mark.parametrize("wait", ["stream_query", "query_event", "event_with_timeout",
+                                  "device_with_timeout"])
+def test_queries_and_timed_waits_that_complete_order_the_host(diag, two_streams, wait):
+    """aclrtStreamQuery / aclrtQueryEvent answering COMPLETE, and the *WithTimeout synchronizes
+    that do not time out, order the host after the tasks, as a synchronize does."""
+    diag(ACLNN_EMU_CHECK="race")
+    s1, _ = two_streams
+    ev, _ = acl.rt.create_event()
+    x, y = buffer(X), buffer(nbytes=X.nbytes)
+    softmax(x, y, X.shape, s1)
+    assert acl.rt.record_event(ev, s1) == 0
+    if wait == "stream_query":
+        while acl.rt.stream_query(s1) != (0, 0):  # ACL_STREAM_STATUS_COMPLETE
+            pass
+    elif wait == "query_event":
+        while acl.rt.query_event(ev) != (0, 0):  # ACL_EVENT_STATUS_COMPLETE
+            pass
+    elif wait == "event_with_timeout":
+        assert acl.rt.synchronize_event_with_timeout(ev, 60_000) == 0
+    else:
+        assert acl.rt.synchronize_device_with_timeout(60_000) == 0
+    assert acl.rt.memset(y, X.nbytes, 0, X.nbytes) == 0  # the host overwrites y: ordered
+    assert acl.rt.synchronize_device() == 0
+    assert acl.get_recent_err_msg() is None
+    acl.rt.destroy_event(ev)
+
+
 def test_query_event_status_complete_orders_the_host(diag, two_streams):
     diag(ACLNN_EMU_CHECK="race")
     s1, _ = two_streams
@@ -892,6 +919,22 @@ def test_log_level_debug_logs_every_call(diag, caplog):
     assert level == "ERROR" and text.startswith(f"aclrtFree(dev_ptr={ptr:#x}) -> 207002: ")
     assert "double free" in text
     assert acl.get_recent_err_msg() is not None  # the log left the message in place
+
+
+def test_the_log_names_descriptor_calls_in_c_and_their_values_are_not_failures(diag, caplog):
+    diag(ASCEND_GLOBAL_LOG_LEVEL="0")
+    with caplog.at_level(logging.DEBUG, logger="aclnn_py"):
+        desc = acl.create_tensor_desc(acl.ACL_FLOAT, [2, 3], acl.ACL_FORMAT_ND)
+        assert acl.get_tensor_desc_size(desc) == 24
+        assert acl.get_tensor_desc_dim_v2(desc, 7)[1] == 100000
+        acl.destroy_tensor_desc(desc)
+        assert acl.rt.get_last_error(0) == 100000
+    records = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "aclnn_py.api"]
+    assert ("DEBUG", f"aclGetTensorDescSize(desc={desc:#x}) -> 24") in records
+    assert ("DEBUG", "aclrtGetLastError(level=0) -> 100000") in records
+    errors = [text for level, text in records if level == "ERROR"]
+    assert len(errors) == 1 and errors[0].startswith("aclGetTensorDescDimV2(")
+    acl.get_recent_err_msg()
 
 
 def test_log_level_error_logs_failures_only(diag, caplog):

@@ -40,6 +40,21 @@ query_event_status = _rt.query_event_status
 synchronize_event = _rt.synchronize_event
 stream_wait_event = _rt.stream_wait_event
 event_elapsed_time = _rt.event_elapsed_time
+create_event_ex_with_flag = _rt.create_event_with_flag
+synchronize_event_with_timeout = _rt.synchronize_event_with_timeout
+synchronize_device_with_timeout = _rt.synchronize_device_with_timeout
+query_event = _rt.query_event
+stream_query = _rt.stream_query
+device_can_access_peer = _rt.device_can_access_peer
+device_enable_peer_access = _rt.device_enable_peer_access
+device_disable_peer_access = _rt.device_disable_peer_access
+set_sys_param_opt = _rt.set_sys_param_opt
+get_sys_param_opt = _rt.get_sys_param_opt
+ctx_set_sys_param_opt = _rt.ctx_set_sys_param_opt
+ctx_get_sys_param_opt = _rt.ctx_get_sys_param_opt
+get_last_error = _rt.get_last_error
+peek_at_last_error = _rt.peek_at_last_error
+query_device_status = _rt.query_device_status
 
 __all__ = [
     "set_device", "reset_device", "get_device", "get_device_count", "get_run_mode",
@@ -49,4 +64,9 @@ __all__ = [
     "get_mem_info", "create_event", "destroy_event", "record_event", "reset_event",
     "query_event_status", "synchronize_event", "stream_wait_event", "event_elapsed_time",
     "create_stream_with_config", "synchronize_stream_with_timeout", "create_event_with_flag",
+    "create_event_ex_with_flag", "synchronize_event_with_timeout",
+    "synchronize_device_with_timeout", "query_event", "stream_query", "device_can_access_peer",
+    "device_enable_peer_access", "device_disable_peer_access", "set_sys_param_opt",
+    "get_sys_param_opt", "ctx_set_sys_param_opt", "ctx_get_sys_param_opt", "get_last_error",
+    "peek_at_last_error", "query_device_status",
 ]

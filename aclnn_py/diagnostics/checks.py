@@ -67,10 +67,13 @@ _SYNC_DONE = (0, FAULT_KERNEL, FAULT_DMA)  # a synchronize that waited for every
 _MEMORY_ONLY = frozenset({
     "aclrtMemcpy", "aclrtMemcpyAsync", "aclrtMemset", "aclrtMemsetAsync", "aclrtRecordEvent",
     "aclrtStreamWaitEvent", "aclrtSynchronizeStream", "aclrtSynchronizeStreamWithTimeout",
-    "aclrtSynchronizeDevice", "aclrtSynchronizeEvent", "aclrtQueryEventStatus"})
+    "aclrtSynchronizeDevice", "aclrtSynchronizeEvent", "aclrtQueryEventStatus",
+    "aclrtSynchronizeEventWithTimeout", "aclrtSynchronizeDeviceWithTimeout", "aclrtQueryEvent",
+    "aclrtStreamQuery"})
 _LEAK_ONLY = frozenset({
     "aclrtMallocHost", "aclrtFreeHost", "aclrtCreateStream", "aclrtCreateStreamWithConfig",
-    "aclrtCreateEvent", "aclrtCreateEventWithFlag", "aclrtSetDevice", "aclrtCreateContext",
+    "aclrtCreateEvent", "aclrtCreateEventWithFlag", "aclrtCreateEventExWithFlag",
+    "aclrtSetDevice", "aclrtCreateContext",
     "aclDestroyAclOpExecutor"})
 
 
@@ -224,13 +227,17 @@ class Checker:
             "aclrtCreateStreamWithConfig": self._create_stream,
             "aclrtDestroyStream": self._destroy_stream,
             "aclrtCreateEvent": self._create_event, "aclrtCreateEventWithFlag": self._create_event,
+            "aclrtCreateEventExWithFlag": self._create_event,
             "aclrtDestroyEvent": self._destroy_event, "aclrtRecordEvent": self._record_event,
             "aclrtStreamWaitEvent": self._wait_event,
             "aclrtSynchronizeStream": self._synchronized,
             "aclrtSynchronizeStreamWithTimeout": self._synchronized,
             "aclrtSynchronizeDevice": self._synchronized,
             "aclrtSynchronizeEvent": self._synchronized,
+            "aclrtSynchronizeEventWithTimeout": self._synchronized,
+            "aclrtSynchronizeDeviceWithTimeout": self._synchronized,
             "aclrtQueryEventStatus": self._queried,
+            "aclrtQueryEvent": self._queried, "aclrtStreamQuery": self._queried,
             "aclrtSetDevice": self._set_device, "aclrtResetDevice": self._reset_device,
             "aclrtCreateContext": self._create_context,
             "aclrtDestroyContext": self._destroy_context,
@@ -241,6 +248,9 @@ class Checker:
             "aclrtSynchronizeStreamWithTimeout": self._pre_sync_stream,
             "aclrtSynchronizeDevice": self._pre_sync_device,
             "aclrtSynchronizeEvent": self._pre_event, "aclrtQueryEventStatus": self._pre_event,
+            "aclrtSynchronizeEventWithTimeout": self._pre_event,
+            "aclrtSynchronizeDeviceWithTimeout": self._pre_sync_device,
+            "aclrtQueryEvent": self._pre_event, "aclrtStreamQuery": self._pre_sync_stream,
             "aclrtResetDevice": self._pre_reset_device,
             "aclrtDestroyContext": self._pre_destroy_context, "aclFinalize": self._pre_finalize,
         }
@@ -737,7 +747,9 @@ class Checker:
 
     def _queried(self, api, vals, result, state):
         status, ret = result
-        if ret == 0 and status == _EVENT_COMPLETE and state:
+        # complete: aclrtEventRecordedStatus 1; aclrtEventStatus and aclrtStreamStatus 0
+        done = _EVENT_COMPLETE if api == "aclrtQueryEventStatus" else 0
+        if ret == 0 and status == done and state:
             _join(self.host, state)
         return result
 

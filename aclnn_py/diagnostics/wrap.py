@@ -42,10 +42,27 @@ _ACL_NAMES = {
     "get_soc_name": "aclrtGetSocName", "get_version": "aclrtGetVersion",
 }
 _RT_NAMES = {"set_context": "aclrtSetCurrentContext", "get_context": "aclrtGetCurrentContext"}
+# functions of the status-returning namespaces whose result is a value, not a status code: the
+# tensor descriptors' and data buffers' getters and creators (acl_base.h), and the last error
+_VALUES = frozenset({
+    "data_type_size", "create_tensor_desc", "destroy_tensor_desc", "get_tensor_desc_type",
+    "get_tensor_desc_format", "get_tensor_desc_size", "get_tensor_desc_element_count",
+    "get_tensor_desc_num_dims", "get_tensor_desc_dim", "set_tensor_desc_name",
+    "get_tensor_desc_name", "get_tensor_desc_address", "create_data_buffer",
+    "get_data_buffer_addr", "get_data_buffer_size", "get_data_buffer_size_v2",
+    "get_last_error", "peek_at_last_error"})
+
+
+def _camel(name: str) -> str:
+    return "".join(p.capitalize() for p in name.split("_"))
 
 
 def _rt_name(name: str) -> str:
-    return _RT_NAMES.get(name) or "aclrt" + "".join(p.capitalize() for p in name.split("_"))
+    return _RT_NAMES.get(name) or "aclrt" + _camel(name)
+
+
+def _acl_name(name: str) -> str:
+    return _ACL_NAMES.get(name) or "acl" + _camel(name)  # create_tensor_desc: aclCreateTensorDesc
 
 
 def _namespaces() -> list[tuple[Any, list[str], Callable[[str], str], bool]]:
@@ -61,7 +78,7 @@ def _namespaces() -> list[tuple[Any, list[str], Callable[[str], str], bool]]:
     util_names = [n for n, v in vars(util).items()
                   if inspect.isfunction(v) and v.__module__ == util.__name__]
     return [
-        (acl, functions(acl, acl.__all__), lambda n: _ACL_NAMES.get(n, f"acl.{n}"), True),
+        (acl, functions(acl, acl.__all__), _acl_name, True),
         (rt, functions(rt, rt.__all__), _rt_name, True),
         (util, functions(util, util_names), lambda n: f"acl.util.{n}", False),
         (aclnn, functions(aclnn, aclnn.__all__), lambda n: n, True),
@@ -177,7 +194,7 @@ def _install() -> None:
         for name in names:
             fn = getattr(mod, name)
             _originals[(mod, name)] = fn
-            setattr(mod, name, _make(cname(name), fn, status))
+            setattr(mod, name, _make(cname(name), fn, status and name not in _VALUES))
 
 
 def _uninstall() -> None:

@@ -31,28 +31,40 @@ from ..status import aclError as E
 from . import core, devices, events, host, memory, state, streams  # noqa: F401
 from .devices import (
     create_context,
+    ctx_get_sys_param_opt,
+    ctx_set_sys_param_opt,
     destroy_context,
+    device_can_access_peer,
+    device_disable_peer_access,
+    device_enable_peer_access,
     finalize,
     get_context,
     get_device,
     get_device_count,
+    get_last_error,
     get_run_mode,
+    get_sys_param_opt,
     init,
     memory_used,
+    peek_at_last_error,
+    query_device_status,
     reset_device,
     set_context,
     set_device,
+    set_sys_param_opt,
 )
 from .events import (
     create_event,
     create_event_with_flag,
     destroy_event,
     event_elapsed_time,
+    query_event,
     query_event_status,
     record_event,
     reset_event,
     stream_wait_event,
     synchronize_event,
+    synchronize_event_with_timeout,
 )
 from .host import range_device_locked, set_host_kernel, submit_host
 from .memory import (
@@ -80,6 +92,8 @@ from .memory import (
     is_device,
     malloc,
     malloc_host,
+    mem_flush,
+    mem_invalidate,
     memcpy,
     memcpy_async,
     memset,
@@ -112,8 +126,10 @@ from .streams import (
     new_task,
     open_stream,
     resolve_stream,
+    stream_query,
     submit,
     synchronize_device,
+    synchronize_device_with_timeout,
     synchronize_stream,
     synchronize_stream_with_timeout,
 )
@@ -135,12 +151,15 @@ __all__ = [
     # devices
     "init", "finalize", "set_device", "reset_device", "get_device", "get_device_count",
     "create_context", "destroy_context", "set_context", "get_context", "get_run_mode",
-    "memory_used",
+    "memory_used", "device_can_access_peer", "device_enable_peer_access",
+    "device_disable_peer_access", "set_sys_param_opt", "get_sys_param_opt",
+    "ctx_set_sys_param_opt", "ctx_get_sys_param_opt", "get_last_error", "peek_at_last_error",
+    "query_device_status",
     # streams
     "open_stream", "close_stream", "create_stream", "resolve_stream", "destroy_stream",
     "synchronize_stream", "synchronize_device", "new_task", "add_range", "submit",
     "internal_stream", "last_c_msg", "create_stream_with_config",
-    "synchronize_stream_with_timeout",
+    "synchronize_stream_with_timeout", "synchronize_device_with_timeout", "stream_query",
     # kernel threads
     "num_threads", "set_num_threads",
     # aclnn-py bench
@@ -156,10 +175,11 @@ __all__ = [
     "freed_text", "not_live_text", "check_device_range", "check_host_range", "device_alloc",
     "malloc", "device_free", "free", "release_device_memory", "raw_memcpy", "raw_free",
     "malloc_host", "free_host", "buffer_address", "host_buffer", "memcpy", "memcpy_async",
-    "memset", "memset_async", "get_mem_info",
+    "memset", "memset_async", "get_mem_info", "mem_flush", "mem_invalidate",
     # events
     "create_event", "destroy_event", "record_event", "reset_event", "stream_wait_event",
     "query_event_status", "synchronize_event", "event_elapsed_time", "create_event_with_flag",
+    "synchronize_event_with_timeout", "query_event",
     # state
     "S", "Stream", "Context", "Event", "current", "current_default_stream", "current_device",
     "lookup", "ptr", "require_int",

@@ -8,12 +8,12 @@ per-thread current, as in CANN's aclrtSetCurrentContext.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from .. import config
 from ..enums import aclrtRunMode
 from ..status import aclError as E
-from ..status import record
+from ..status import last_code, record
 from .core import apply_thread_config, lib
 from .memory import release_device_memory
 from .state import Context, S, current, lookup, require_int
@@ -250,6 +250,156 @@ def get_run_mode() -> tuple[int, int]:
     return aclrtRunMode.ACL_HOST, 0
 
 
+def query_device_status(device_id) -> tuple[int, int]:
+    """aclrtQueryDeviceStatus: ``(status, ret)``: aclrtDeviceStatus NORMAL (0) for every device
+    of the emulator. ret 107001 for an id outside the devices. docs/pyacl.md."""
+    api = "aclrtQueryDeviceStatus"
+    device_id = require_int(api, "deviceId", device_id, ctype="int32")
+    ret = _check_device(api, device_id)
+    return (0, ret) if ret else (0, 0)
+
+
+def device_can_access_peer(device_id, peer_device_id) -> tuple[int, int]:
+    """aclrtDeviceCanAccessPeer: ``(can_access_peer, ret)``: 1 for two different devices of the
+    emulator (all device memory is host memory, so any device reaches any other's). ret 107001
+    for an id outside the devices; 100000 when both ids are the same. docs/pyacl.md."""
+    api = "aclrtDeviceCanAccessPeer"
+    device_id = require_int(api, "deviceId", device_id, ctype="int32")
+    peer = require_int(api, "peerDeviceId", peer_device_id, ctype="int32")
+    for value in (device_id, peer):
+        ret = _check_device(api, value)
+        if ret:
+            return 0, ret
+    if device_id == peer:
+        return 0, record(api, E.ACL_ERROR_INVALID_PARAM,
+                         f"deviceId and peerDeviceId are both {peer}: a device is not its own "
+                         "peer")
+    return 1, 0
+
+
+def device_enable_peer_access(peer_device_id, flags) -> int:
+    """aclrtDeviceEnablePeerAccess: allow the current device to reach ``peer_device_id``'s
+    memory (always possible in the emulator: recorded, nothing changes). ret 100000 for flags
+    other than 0 (reserved in CANN) or the current device itself; 107001 for a bad id; 107002
+    without a current device."""
+    return _peer_access("aclrtDeviceEnablePeerAccess", peer_device_id, flags)
+
+
+def device_disable_peer_access(peer_device_id) -> int:
+    """aclrtDeviceDisablePeerAccess: the reverse of device_enable_peer_access (same codes)."""
+    return _peer_access("aclrtDeviceDisablePeerAccess", peer_device_id, 0)
+
+
+def _peer_access(api: str, peer_device_id, flags) -> int:
+    peer = require_int(api, "peerDeviceId", peer_device_id, ctype="int32")
+    flags = require_int(api, "flags", flags, ctype="uint32")
+    if flags != 0:
+        return record(api, E.ACL_ERROR_INVALID_PARAM, f"flags {flags} must be 0 (reserved)")
+    ctx = current()
+    if ctx is None:
+        return record(api, E.ACL_ERROR_RT_CONTEXT_NULL,
+                      "no device is set in this thread: call aclrtSetDevice first")
+    ret = _check_device(api, peer)
+    if ret:
+        return ret
+    if peer == ctx.device:
+        return record(api, E.ACL_ERROR_INVALID_PARAM,
+                      f"peerDeviceId {peer} is the current device")
+    return 0
+
+
+# aclSysParamOpt values (acl_base.h): ACL_OPT_DETERMINISTIC, ACL_OPT_ENABLE_DEBUG_KERNEL,
+# ACL_OPT_STRONG_CONSISTENCY
+SYS_PARAM_OPTS = (0, 1, 2)
+
+
+def _sys_param_key(api: str, opt, context: bool) -> tuple[Any, int]:
+    opt = require_int(api, "opt", opt, ctype="int32")
+    if opt not in SYS_PARAM_OPTS:
+        return None, record(api, E.ACL_ERROR_INVALID_PARAM,
+                            f"opt {opt} is not an aclSysParamOpt (0, 1, 2)")
+    if not context:
+        return ("process", opt), 0
+    ctx = current()
+    if ctx is None:
+        return None, record(api, E.ACL_ERROR_RT_CONTEXT_NULL,
+                            "this thread has no current context: call aclrtSetDevice first")
+    return (ctx.handle, opt), 0
+
+
+def set_sys_param_opt(opt, value) -> int:
+    """aclrtSetSysParamOpt: record a process-wide system parameter (aclSysParamOpt). The
+    emulator's kernels are deterministic whatever it says; the value is kept for
+    get_sys_param_opt. ret 100000 for an unknown opt."""
+    return _set_param("aclrtSetSysParamOpt", opt, value, False)
+
+
+def get_sys_param_opt(opt) -> tuple[int, int]:
+    """aclrtGetSysParamOpt: ``(value, ret)`` set by set_sys_param_opt; ret 107021
+    ACL_ERROR_RT_SYSPARAMOPT_NOT_SET when it was never set, 100000 for an unknown opt."""
+    return _get_param("aclrtGetSysParamOpt", opt, False)
+
+
+def ctx_set_sys_param_opt(opt, value) -> int:
+    """aclrtCtxSetSysParamOpt: set_sys_param_opt for the current context only (107002 without
+    one)."""
+    return _set_param("aclrtCtxSetSysParamOpt", opt, value, True)
+
+
+def ctx_get_sys_param_opt(opt) -> tuple[int, int]:
+    """aclrtCtxGetSysParamOpt: ``(value, ret)`` of the current context (ctx_set_sys_param_opt);
+    107021 when never set, 107002 without a current context."""
+    return _get_param("aclrtCtxGetSysParamOpt", opt, True)
+
+
+def _set_param(api: str, opt, value, context: bool) -> int:
+    key, ret = _sys_param_key(api, opt, context)
+    if ret:
+        return ret
+    value = require_int(api, "value", value, ctype="int64")
+    with S.lock:
+        _SYS_PARAMS[key] = value
+    return 0
+
+
+def _get_param(api: str, opt, context: bool) -> tuple[int, int]:
+    key, ret = _sys_param_key(api, opt, context)
+    if ret:
+        return 0, ret
+    with S.lock:
+        value = _SYS_PARAMS.get(key)
+    if value is None:
+        return 0, record(api, E.ACL_ERROR_RT_SYSPARAMOPT_NOT_SET,
+                         f"system parameter {key[1]} was never set"
+                         + (" in this context" if context else ""))
+    return value, 0
+
+
+_SYS_PARAMS: dict = {}
+
+
+def get_last_error(level) -> int:
+    """aclrtGetLastError: the code of this thread's last failed call, cleared by the read (0
+    when none failed since). ret 100000 for a level other than ACL_RT_THREAD_LEVEL (0)."""
+    return _last_error("aclrtGetLastError", level, True)
+
+
+def peek_at_last_error(level) -> int:
+    """aclrtPeekAtLastError: get_last_error without clearing it."""
+    return _last_error("aclrtPeekAtLastError", level, False)
+
+
+def _last_error(api: str, level, clear: bool) -> int:
+    level = require_int(api, "level", level, ctype="int32")
+    if level != 0:
+        return record(api, E.ACL_ERROR_INVALID_PARAM,
+                      f"level {level} is not ACL_RT_THREAD_LEVEL (0)")
+    return last_code(clear)
+
+
 __all__ = ["init", "finalize", "set_device", "reset_device", "get_device", "get_device_count",
            "create_context", "destroy_context", "set_context", "get_context", "get_run_mode",
-           "memory_used"]
+           "memory_used", "device_can_access_peer", "device_enable_peer_access",
+           "device_disable_peer_access", "set_sys_param_opt", "get_sys_param_opt",
+           "ctx_set_sys_param_opt", "ctx_get_sys_param_opt", "get_last_error",
+           "peek_at_last_error", "query_device_status"]

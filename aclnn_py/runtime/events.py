@@ -7,6 +7,7 @@ documentation; docs/runtime.md ("Events") describes the emulator's.
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 from ..enums import TaskType, aclrtEventRecordedStatus
@@ -14,9 +15,10 @@ from ..status import aclError as E
 from ..status import record
 from .core import ffi, lib
 from .state import Event, S, lookup, require_int
-from .streams import new_task, resolve_stream, submit
+from .streams import check_timeout, new_task, poll, resolve_stream, submit
 
 _C_EVENT_COMPLETE = 2  # emu_event_status: 0 never recorded, 1 recorded not done, 2 complete
+_C_EVENT_RECORDED = 1
 _COMPLETE = aclrtEventRecordedStatus.ACL_EVENT_RECORDED_STATUS_COMPLETE
 _NOT_READY = aclrtEventRecordedStatus.ACL_EVENT_RECORDED_STATUS_NOT_READY
 
@@ -164,6 +166,56 @@ def synchronize_event(event) -> int:
     return 0
 
 
+def synchronize_event_with_timeout(event, timeout) -> int:
+    """aclrtSynchronizeEventWithTimeout: synchronize_event, giving up after ``timeout``
+    milliseconds (-1: wait forever). 507047 ACL_ERROR_RT_EVENT_SYNC_TIMEOUT when the event's
+    last record has not run in time; 100000 for a null event or a bad timeout; 107017 for a
+    handle that is not a live event. docs/pyacl.md."""
+    api = "aclrtSynchronizeEventWithTimeout"
+    ret = check_timeout(api, timeout)
+    if ret:
+        return ret
+    if timeout == -1:
+        with S.lock:
+            ev, ret = _lookup_event(api, event)
+        if ret:
+            return ret
+        assert ev is not None
+        if lib.emu_event_synchronize(ev.handle):
+            return record(api, E.ACL_ERROR_RT_INVALID_HANDLE, f"event 0x{ev.handle:x} was "
+                          "destroyed by another thread before the synchronize began")
+        return 0
+    with S.lock:
+        ev, ret = _lookup_event(api, event)
+        if ret:
+            return ret
+        assert ev is not None
+        handle = ev.handle
+    status = [0]
+
+    def done() -> bool:
+        status[0] = lib.emu_event_status(handle)
+        return status[0] != _C_EVENT_RECORDED  # complete, never recorded, or destroyed
+
+    if not poll(done, time.monotonic() + timeout / 1000.0):
+        return record(api, E.ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+                      f"event 0x{handle:x}: its last record did not run within {timeout} ms")
+    if status[0] < 0:
+        return record(api, E.ACL_ERROR_RT_INVALID_HANDLE,
+                      f"event 0x{handle:x} was destroyed by another thread during the call")
+    return 0
+
+
+def query_event(event) -> tuple[int, int]:
+    """aclrtQueryEvent (deprecated in CANN for query_event_status): ``(status, ret)``:
+    aclrtEventStatus COMPLETE (0) when the event's latest record has run, NOT_READY (1) before
+    that or when never recorded. ret 107017 for a handle that is not a live event."""
+    status, ret = query_event_status(event)
+    if ret:
+        return 1, ret
+    return (0 if status == _COMPLETE else 1), 0
+
+
 def event_elapsed_time(start, end) -> tuple[float, int]:
     """aclrtEventElapsedTime: ``(ms, ret)``: milliseconds between two completed records (host
     timestamps). ret 107006 when either was never recorded; 507006 when either has not completed;
@@ -191,4 +243,4 @@ def event_elapsed_time(start, end) -> tuple[float, int]:
 
 __all__ = ["create_event", "create_event_with_flag", "destroy_event", "record_event",
            "reset_event", "stream_wait_event", "query_event_status", "synchronize_event",
-           "event_elapsed_time"]
+           "event_elapsed_time", "synchronize_event_with_timeout", "query_event"]

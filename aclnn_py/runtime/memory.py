@@ -469,6 +469,29 @@ def memset_async(dev_ptr, max_count, value, count, stream) -> int:
 _MEM_ATTR_MAX = int(max(aclrtMemAttr))  # 17
 
 
+def mem_flush(dev_ptr, size) -> int:
+    """aclrtMemFlush: write the cache lines of ``size`` bytes at ``dev_ptr`` back to memory;
+    the emulator's device memory is host memory with no cache of its own, so this checks the
+    range and returns 0. 107000 / 207... for a range outside one live device allocation, as
+    the memcpy checks; 100000 for size 0."""
+    return _cache_op("aclrtMemFlush", dev_ptr, size)
+
+
+def mem_invalidate(dev_ptr, size) -> int:
+    """aclrtMemInvalidate: mem_flush's counterpart (drop cached lines): the same checks."""
+    return _cache_op("aclrtMemInvalidate", dev_ptr, size)
+
+
+def _cache_op(api: str, dev_ptr, size) -> int:
+    addr = require_int(api, "devPtr", dev_ptr)
+    size = require_int(api, "size", size)
+    if addr == 0:
+        return record(api, E.ACL_ERROR_INVALID_PARAM, "devPtr is null")
+    if size == 0:
+        return record(api, E.ACL_ERROR_INVALID_PARAM, "size is 0")
+    return check_device_range(api, "devPtr", addr, size)
+
+
 def get_mem_info(attr) -> tuple[int, int, int]:
     """aclrtGetMemInfo: ``(free, total, ret)`` of the current device's memory: total is
     ACLNN_EMU_MEM_LIMIT. ret 100000 for an attr outside aclrtMemAttr (0..17); 107002 without a

@@ -162,6 +162,51 @@ def synchronize_stream(stream) -> int:
     return _wait_stream(api, st)
 
 
+def check_timeout(api: str, timeout) -> int:
+    """A *WithTimeout call's ``timeout``: -1 (wait forever) or milliseconds in [1, 2**31);
+    0 or 100000 with a message."""
+    timeout = require_int(api, "timeout", timeout, ctype="int32")
+    if timeout != -1 and not 0 < timeout < 1 << 31:
+        return record(api, E.ACL_ERROR_INVALID_PARAM,
+                      f"timeout {timeout} must be -1 (wait forever) or a number of milliseconds "
+                      "in [1, 2**31)")
+    return 0
+
+
+def poll(done, deadline: float) -> bool:
+    """Poll ``done()`` until it is true (True) or ``deadline`` (time.monotonic) passes (False),
+    sleeping 50 us doubling to 2 ms in between."""
+    pause = 50e-6
+    while not done():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 2e-3)
+    return True
+
+
+def _wait_marked(api: str, st: Stream, deadline: float, timeout: int) -> int:
+    """Wait until the tasks enqueued on ``st`` before now have run, up to ``deadline``: a
+    record task marks their end. 0; 507046 on the deadline; the submit's code."""
+    ev = lib.emu_event_create()
+    if not ev:
+        return record(api, E.ACL_ERROR_RT_NO_EVENT_RESOURCE, "out of host memory")
+    try:
+        tasks, t = new_task(api, "Record", TaskType.EVENT_RECORD)
+        t.event = ev
+        code = submit(api, st, tasks, 1)
+        if code:
+            return code
+        if not poll(lambda: lib.emu_event_status(ev) == _C_EVENT_COMPLETE, deadline):
+            return record(api, E.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                          f"stream 0x{st.handle:x}: its tasks did not finish within "
+                          f"{timeout} ms (they keep running)")
+        return 0
+    finally:
+        lib.emu_event_destroy(ev)
+
+
 def synchronize_stream_with_timeout(stream, timeout) -> int:
     """aclrtSynchronizeStreamWithTimeout: synchronize_stream, giving up after ``timeout``
     milliseconds (-1: wait forever). Returns 0 or the first task fault, as synchronize_stream;
@@ -169,40 +214,61 @@ def synchronize_stream_with_timeout(stream, timeout) -> int:
     all finished in time (they keep running); 100000 for a timeout that is neither -1 nor in
     [1, 2**31); 107017 / 107002 for a bad stream. docs/pyacl.md."""
     api = "aclrtSynchronizeStreamWithTimeout"
-    timeout = require_int(api, "timeout", timeout, ctype="int32")
-    if timeout != -1 and not 0 < timeout < 1 << 31:
-        return record(api, E.ACL_ERROR_INVALID_PARAM,
-                      f"timeout {timeout} must be -1 (wait forever) or a number of milliseconds "
-                      "in [1, 2**31)")
+    ret = check_timeout(api, timeout)
+    if ret:
+        return ret
     with S.lock:
         st, ret = resolve_stream(api, stream)
     if ret:
         return ret
     assert st is not None
     if timeout != -1:
-        # a record task marks the end of what is enqueued now; wait for it, up to the timeout
-        ev = lib.emu_event_create()
-        if not ev:
-            return record(api, E.ACL_ERROR_RT_NO_EVENT_RESOURCE, "out of host memory")
-        try:
-            tasks, t = new_task(api, "Record", TaskType.EVENT_RECORD)
-            t.event = ev
-            code = submit(api, st, tasks, 1)
-            if code:
-                return code
-            deadline = time.monotonic() + timeout / 1000.0
-            pause = 50e-6
-            while lib.emu_event_status(ev) != _C_EVENT_COMPLETE:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return record(api, E.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
-                                  f"stream 0x{st.handle:x}: its tasks did not finish within "
-                                  f"{timeout} ms (they keep running)")
-                time.sleep(min(pause, left))
-                pause = min(pause * 2, 2e-3)
-        finally:
-            lib.emu_event_destroy(ev)
+        code = _wait_marked(api, st, time.monotonic() + timeout / 1000.0, timeout)
+        if code:
+            return code
     return _wait_stream(api, st)
+
+
+def synchronize_device_with_timeout(timeout) -> int:
+    """aclrtSynchronizeDeviceWithTimeout: synchronize_device, giving up after ``timeout``
+    milliseconds (-1: wait forever). 507046 ACL_ERROR_RT_STREAM_SYNC_TIMEOUT (CANN's code for
+    this call too) when the device's streams have not all run their tasks in time (they keep
+    running); 100000 for a bad timeout; 107002 without a device. docs/pyacl.md."""
+    api = "aclrtSynchronizeDeviceWithTimeout"
+    ret = check_timeout(api, timeout)
+    if ret:
+        return ret
+    if timeout == -1:
+        return _synchronize_device(api)
+    with S.lock:
+        ctx = current()
+        if ctx is None:
+            return record(api, E.ACL_ERROR_RT_CONTEXT_NULL, "no device is set in this thread")
+        streams = [s for s in S.streams.values() if s.device == ctx.device and not s.private]
+    deadline = time.monotonic() + timeout / 1000.0
+    for st in streams:
+        code = _wait_marked(api, st, deadline, timeout)
+        if code == E.ACL_ERROR_RT_INVALID_HANDLE:
+            continue  # destroyed meanwhile: nothing of it is left to wait for
+        if code:
+            return code
+    return _synchronize_device(api)
+
+
+def stream_query(stream) -> tuple[int, int]:
+    """aclrtStreamQuery: ``(status, ret)``: aclrtStreamStatus COMPLETE (0) when every task
+    enqueued on the stream has run, NOT_READY (1) else. ret 107017 / 107002 for a bad stream.
+    docs/pyacl.md."""
+    api = "aclrtStreamQuery"
+    with S.lock:
+        st, ret = resolve_stream(api, stream)
+    if ret:
+        return 1, ret
+    assert st is not None
+    pending = lib.emu_stream_pending(st.handle)
+    if pending < 0:
+        return 1, _stream_gone(api, st)
+    return (0 if pending == 0 else 1), 0
 
 
 _C_EVENT_COMPLETE = 2  # emu_event_status: complete
@@ -211,7 +277,10 @@ _C_EVENT_COMPLETE = 2  # emu_event_status: complete
 def synchronize_device() -> int:
     """aclrtSynchronizeDevice: synchronize every stream of this thread's device. Returns 0, the
     first fault found (as synchronize_stream), or 107002 without a device."""
-    api = "aclrtSynchronizeDevice"
+    return _synchronize_device("aclrtSynchronizeDevice")
+
+
+def _synchronize_device(api: str) -> int:
     with S.lock:
         ctx = current()
         if ctx is None:

@@ -27,6 +27,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .. import acl, aclnn, dtypes
+from .. import runtime as acl_runtime
+from ..acl import _desc as acl_desc
 from ..executor import READY, aclOpExecutor
 from ..ops import REGISTRY
 from ..status import aclError, aclnnStatus, record
@@ -582,6 +584,196 @@ def phase2(api_p, workspace: int, workspace_size: int, handle: int, stream: int)
 def _onerror(exc_type, exc, tb) -> None:
     """A return value cffi could not convert (a bug): recorded; C gets zero."""
     record("aclnn-py", ACLNN_ERR_INNER, f"internal error of the emulator: {exc!r}")
+
+
+# --------------------------------------- acl_base.h / acl_rt.h: the generic callbacks -------
+# (src/acl_extra.cpp) Descriptors and data buffers are aclnn_py.acl's own handles (ints that
+# are never user-space addresses); C holds them as pointers.
+
+_MASK64 = (1 << 64) - 1
+_RT = acl.rt
+
+
+def _u(x: int) -> int:
+    """An int64_t from C that carries a pointer or size_t: its unsigned value."""
+    return x & _MASK64
+
+
+def _value(fn: Callable) -> Callable:
+    """A call whose C result is its value (no code): (value, 0)."""
+    return lambda *a: (fn(*a), 0)
+
+
+def _void(fn: Callable, *args) -> tuple:
+    """A void C function: (None, 0)."""
+    fn(*args)
+    return None, 0
+
+
+def _ret(fn: Callable) -> Callable:
+    """A call that only returns a code: (0, ret)."""
+    return lambda *a: (0, fn(*a))
+
+
+_CALLS: dict[str, Callable[..., tuple]] = {
+    "aclDataTypeSize": _value(acl.data_type_size),
+    "aclDestroyTensorDesc": lambda d: _void(acl.destroy_tensor_desc, _u(d)),
+    "aclGetTensorDescType": lambda d: (acl.get_tensor_desc_type(_u(d)), 0),
+    "aclGetTensorDescFormat": lambda d: (acl.get_tensor_desc_format(_u(d)), 0),
+    "aclGetTensorDescSize": lambda d: (acl.get_tensor_desc_size(_u(d)), 0),
+    "aclGetTensorDescElementCount": lambda d: (acl.get_tensor_desc_element_count(_u(d)), 0),
+    "aclGetTensorDescNumDims": lambda d: (acl.get_tensor_desc_num_dims(_u(d)), 0),
+    "aclGetTensorDescDim": lambda d, i: (acl.get_tensor_desc_dim(_u(d), _u(i)), 0),
+    "aclGetTensorDescDimV2": lambda d, i: acl.get_tensor_desc_dim_v2(_u(d), _u(i)),
+    "aclGetTensorDescDimRange": lambda d, i, n: acl.get_tensor_desc_dim_range(_u(d), _u(i),
+                                                                              _u(n)),
+    "aclGetTensorDescAddress": lambda d: (acl.get_tensor_desc_address(_u(d)), 0),
+    "aclSetTensorFormat": lambda d, f: (0, acl.set_tensor_format(_u(d), f)),
+    "aclSetTensorStorageFormat": lambda d, f: (0, acl.set_tensor_storage_format(_u(d), f)),
+    "aclSetTensorOriginFormat": lambda d, f: (0, acl.set_tensor_origin_format(_u(d), f)),
+    "aclSetTensorConst": lambda d, p, n: (0, acl.set_tensor_const(_u(d), _u(p), _u(n))),
+    "aclSetTensorPlaceMent": lambda d, m: (0, acl.set_tensor_place_ment(_u(d), m)),
+    "aclCreateDataBuffer": lambda p, n: (acl.create_data_buffer(_u(p), _u(n)), 0),
+    "aclDestroyDataBuffer": lambda b: (0, acl.destroy_data_buffer(_u(b))),
+    "aclUpdateDataBuffer": lambda b, p, n: (0, acl.update_data_buffer(_u(b), _u(p), _u(n))),
+    "aclGetDataBufferAddr": lambda b: (acl.get_data_buffer_addr(_u(b)), 0),
+    "aclGetDataBufferSize": lambda b: (acl.get_data_buffer_size(_u(b)), 0),
+    "aclGetDataBufferSizeV2": lambda b: (acl.get_data_buffer_size_v2(_u(b)), 0),
+    "aclrtSynchronizeStreamWithTimeout": lambda s, t: (
+        0, _RT.synchronize_stream_with_timeout(_u(s), t)),
+    "aclrtSynchronizeEventWithTimeout": lambda e, t: (
+        0, _RT.synchronize_event_with_timeout(_u(e), t)),
+    "aclrtSynchronizeDeviceWithTimeout": _ret(_RT.synchronize_device_with_timeout),
+    "aclrtQueryEvent": lambda e: _RT.query_event(_u(e)),
+    "aclrtStreamQuery": lambda s: _RT.stream_query(_u(s)),
+    "aclrtCreateEventWithFlag": _RT.create_event_with_flag,
+    "aclrtCreateEventExWithFlag": _RT.create_event_ex_with_flag,
+    "aclrtCreateStreamWithConfig": _RT.create_stream_with_config,
+    "aclrtDeviceCanAccessPeer": _RT.device_can_access_peer,
+    "aclrtQueryDeviceStatus": _RT.query_device_status,
+    "aclrtDeviceEnablePeerAccess": _ret(_RT.device_enable_peer_access),
+    "aclrtDeviceDisablePeerAccess": _ret(_RT.device_disable_peer_access),
+    "aclrtSetSysParamOpt": _ret(_RT.set_sys_param_opt),
+    "aclrtGetSysParamOpt": _RT.get_sys_param_opt,
+    "aclrtCtxSetSysParamOpt": _ret(_RT.ctx_set_sys_param_opt),
+    "aclrtCtxGetSysParamOpt": _RT.ctx_get_sys_param_opt,
+    "aclrtGetLastError": _value(_RT.get_last_error),
+    "aclrtPeekAtLastError": _value(_RT.peek_at_last_error),
+    "aclrtMemFlush": lambda p, n: (0, acl_runtime.mem_flush(_u(p), _u(n))),
+    "aclrtMemInvalidate": lambda p, n: (0, acl_runtime.mem_invalidate(_u(p), _u(n))),
+}
+
+
+def _api(api_p) -> str:
+    return ffi.string(api_p).decode()
+
+
+@_callback("aclnn-py acl call", ACL_ERROR_INTERNAL_ERROR)
+def acl_fail(api_p, code: int, what_p) -> int:
+    """A null out-parameter (``what``), or a function the emulator does not implement."""
+    api = _api(api_p)
+    if what_p != ffi.NULL:
+        return _null(api, code, _text(what_p) or "?")
+    return record(api, code, f"{api} is not implemented by the aclnn-py emulator (CANN's "
+                  "declaration is there so that programs build; docs/c_api.md lists what is "
+                  "implemented)")
+
+
+@_callback("aclnn-py acl call", ACL_ERROR_INTERNAL_ERROR)
+def acl_call(api_p, nargs: int, args_p, out) -> int:
+    """Integer arguments to the Python call of ``api`` (:data:`_CALLS`); its value (or its
+    values, for aclrtGetVersion and aclGetTensorDescDimRange) in ``out[0..3]``."""
+    api = _api(api_p)
+    args = list(ffi.unpack(args_p, nargs)) if nargs else []
+    try:
+        if api == "aclrtGetVersion":
+            major, minor, patch, ret = acl.get_version()
+            out[0], out[1], out[2] = major, minor, patch
+            return ret
+        value, ret = _CALLS[api](*args)
+    except TypeError as exc:  # a value C's types cannot produce
+        return record(api, ACL_ERROR_INVALID_PARAM, str(exc))
+    except Exception as exc:  # a bug of the emulator: named after the call, never a crash
+        return record(api, ACL_ERROR_INTERNAL_ERROR, f"internal error of the emulator: {exc!r}")
+    if ret == 0 and value is not None:  # None: a void C function
+        if isinstance(value, list):  # the [min, max] of aclGetTensorDescDimRange
+            out[0], out[1] = value
+        else:
+            out[0] = _signed(int(value))
+    return ret
+
+
+def _signed(v: int) -> int:
+    return v - (1 << 64) if v > 0x7FFFFFFFFFFFFFFF else v
+
+
+_DIMS_SETTERS = {"aclSetTensorShape": acl.set_tensor_shape,
+                 "aclSetTensorStorageShape": acl.set_tensor_storage_shape,
+                 "aclSetTensorOriginShape": acl.set_tensor_origin_shape}
+
+
+@_callback("aclnn-py acl dims", 0)
+def acl_dims(api_p, handle: int, value: int, ndims: int, dims_p) -> int:
+    """aclCreateTensorDesc (handle: the data type, value: the format; the new handle or 0) and
+    aclSetTensor*Shape (handle: the descriptor; a code)."""
+    api = _api(api_p)
+    create = api == "aclCreateTensorDesc"
+    fail = 0 if create else ACL_ERROR_INVALID_PARAM
+    if ndims < 0:
+        record(api, ACL_ERROR_INVALID_PARAM, f"numDims {ndims} is negative")
+        return fail
+    if ndims > acl_desc.MAX_DIMS:
+        record(api, ACL_ERROR_INVALID_PARAM, f"numDims {ndims} is above {acl_desc.MAX_DIMS}")
+        return fail
+    if ndims and dims_p == ffi.NULL:
+        record(api, ACL_ERROR_INVALID_PARAM, f"dims is null with numDims {ndims}")
+        return fail
+    dims = list(ffi.unpack(dims_p, ndims)) if ndims else []
+    if create:
+        return _signed(acl.create_tensor_desc(handle, dims, value))
+    return _DIMS_SETTERS[api](_u(handle), dims)
+
+
+@_callback("aclnn-py acl ranges", ACL_ERROR_INVALID_PARAM)
+def acl_ranges(api_p, handle: int, count: int, pairs_p) -> int:
+    """aclSetTensorShapeRange / aclSetTensorValueRange: ``count`` [min, max] pairs."""
+    api = _api(api_p)
+    if count and pairs_p == ffi.NULL:
+        return record(api, ACL_ERROR_INVALID_PARAM, f"the range array is null with count {count}")
+    if count > acl_desc.MAX_DIMS * 1024:
+        return record(api, ACL_ERROR_INVALID_PARAM, f"count {count} is too large")
+    flat = list(ffi.unpack(pairs_p, 2 * count)) if count else []
+    pairs = [flat[i:i + 2] for i in range(0, len(flat), 2)]
+    fn = acl.set_tensor_shape_range if api == "aclSetTensorShapeRange" else \
+        acl.set_tensor_value_range
+    return fn(_u(handle), pairs)
+
+
+@_callback("aclnn-py acl text", ACL_ERROR_INVALID_PARAM)
+def acl_text(api_p, handle: int, text_p) -> int:
+    """aclSetTensorDescName (void in C) and aclSetTensorDynamicInput."""
+    api = _api(api_p)
+    text = _text(text_p)
+    if api == "aclSetTensorDescName":
+        acl.set_tensor_desc_name(_u(handle), text)
+        return 0
+    return acl.set_tensor_dynamic_input(_u(handle), text)
+
+
+@_callback("aclGetTensorDescName", None)
+def aclGetTensorDescName(handle: int):
+    """The name as a C string kept with the descriptor (valid until it is renamed or
+    destroyed); NULL for a bad handle."""
+    desc = acl_desc.DESCS.find("aclGetTensorDescName", "desc", handle)[0]
+    if desc is None:
+        return ffi.NULL
+    with _NAME_LOCK:  # one C copy per name: a pointer another thread got stays valid
+        if desc.c_name is None:
+            desc.c_name = ffi.new("char[]", desc.name.encode("utf-8", "surrogateescape"))
+        return desc.c_name
+
+
+_NAME_LOCK = threading.Lock()
 
 
 def install(embedded_ffi, embedded_lib) -> None:

@@ -8,7 +8,8 @@ once and never see a half-built toolkit. ``install_prefix(DIR)`` lays the same t
 (``aclnn-py toolkit --prefix``), e.g. ``~/Ascend/ascend-toolkit/latest``. Layout (CANN's
 names)::
 
-    include/acl/acl.h, acl_base.h, acl_base_rt.h, acl_rt.h, error_codes/rt_error_codes.h
+    include/acl/acl.h, acl_base.h, acl_base_rt.h, acl_rt.h, acl_op.h, acl_op_compiler.h,
+        acl_mdl.h, error_codes/rt_error_codes.h
     include/aclnn/acl_meta.h, aclnn_base.h
     include/aclnnop/aclnn_softmax.h, ... (the seven operators; generated from their
         declarations, aclnn_py/toolkit/opgen.py), aclnn_util.h
@@ -361,6 +362,7 @@ def build_into(root: Path, final: Path) -> None:
     cxx = compiler()
     shutil.copytree(HERE / "include", root / "include")
     from ..ops import REGISTRY
+    from . import stubs
     from .cgen import builtin_headers, builtin_wrappers
 
     ops = list(REGISTRY.values())
@@ -372,7 +374,9 @@ def build_into(root: Path, final: Path) -> None:
     (shim / "acl.py").write_text(_shim_source())
     src = root / "build"
     src.mkdir()
-    shutil.copy(HERE / "src" / "ascendcl.cpp", src)
+    for name in stubs.SOURCES:
+        shutil.copy(HERE / "src" / name, src)
+    (src / "acl_stubs.inc").write_text(stubs.stubs_source(root / "include", HERE / "src"))
     (src / "builtin_ops.inc").write_text(builtin_wrappers(ops))
     (src / "emb_config.h").write_text(_config_header(libname))
     source = _emit_source(src)

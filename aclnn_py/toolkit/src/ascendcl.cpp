@@ -1,8 +1,9 @@
 /*
- * libascendcl.so: CANN's C API (acl.h, acl_rt.h, acl_meta.h, the aclnn operator headers) over
- * the aclnn-py emulator. Every entry point forwards to the Python runtime and operators
- * (aclnn_py.acl, aclnn_py.aclnn) through cffi's embedding mode, so codes, check order,
- * aclGetRecentErrMsg texts, asynchrony and the memory checks are those of the Python API.
+ * libascendcl.so: CANN's C API (acl.h and the ACL headers it includes, acl_op_compiler.h,
+ * acl_meta.h, the aclnn operator headers) over the aclnn-py emulator. Every entry point forwards
+ * to the Python runtime and operators (aclnn_py.acl, aclnn_py.aclnn) through cffi's embedding
+ * mode, so codes, check order, aclGetRecentErrMsg texts, asynchrony and the memory checks are
+ * those of the Python API.
  *
  * toolkit/build.py pastes this file after cffi's generated prologue (Python.h is included) and
  * after emb_config.h, which it writes on the user's machine: EMB_PROGRAM (the interpreter that
@@ -624,3 +625,8 @@ aclnnEmuCustomRun(const char *api, void *workspace, uint64_t workspaceSize, aclO
 {
     return emb_phase2(api, workspace, workspaceSize, executor, stream);
 }
+
+/* ------------------------------------------- the rest of acl_base.h, acl_rt.h, stubs -------- */
+/* Descriptors, data buffers, timeouts, queries (acl_extra.cpp), then a "not supported" stub for
+   every other function the ACL headers declare (generated at build time: toolkit/stubs.py). */
+#include "acl_extra.cpp"

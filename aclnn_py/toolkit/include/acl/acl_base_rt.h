@@ -1,6 +1,7 @@
 /*
- * acl_base_rt.h: the base types of CANN's AscendCL runtime (acl_base_rt.h in CANN), for the
- * aclnn-py emulator's toolkit. Names and values are CANN's (CANN's AscendCL API reference).
+ * acl_base_rt.h: the base types of CANN's AscendCL (acl_base_rt.h in CANN's split headers; the
+ * types of acl_base.h in CANN's single header), for the aclnn-py emulator's toolkit. Names and
+ * values are CANN's (CANN's AscendCL API reference).
  * Usable from C (C99) and C++.
  */
 #ifndef INC_EXTERNAL_ACL_ACL_BASE_RT_H_
@@ -32,8 +33,19 @@ extern "C" {
 typedef void *aclrtStream;
 typedef void *aclrtEvent;
 typedef void *aclrtContext;
+typedef void *aclrtNotify;
+typedef void *aclrtLabel;
+typedef void *aclrtLabelList;
+typedef void *aclrtMbuf;
 typedef int aclError;
 typedef uint16_t aclFloat16;
+typedef struct aclDataBuffer aclDataBuffer;
+typedef struct aclTensorDesc aclTensorDesc;
+typedef void *aclrtAllocatorDesc;
+typedef void *aclrtAllocator;
+typedef void *aclrtAllocatorBlock;
+typedef void *aclrtAllocatorAddr;
+typedef void *aclrtTaskGrp;
 
 static const int ACL_ERROR_NONE = 0;
 static const int ACL_SUCCESS = 0;
@@ -108,6 +120,12 @@ static const int ACL_ERROR_RT_FAILURE = 500003;
 static const int ACL_ERROR_DRV_FAILURE = 500004;
 static const int ACL_ERROR_PROFILING_FAILURE = 500005;
 
+/* aclSetTensorShapeRange / aclSetTensorValueRange: [min, max] per entry */
+#define ACL_TENSOR_SHAPE_RANGE_NUM 2
+#define ACL_TENSOR_VALUE_RANGE_NUM 2
+/* aclGetTensorDescNumDims of a descriptor of unknown rank (dims {-2}) */
+#define ACL_UNKNOWN_RANK 0xFFFFFFFFFFFFFFFE
+
 typedef enum {
     ACL_DT_UNDEFINED = -1,
     ACL_FLOAT = 0,
@@ -174,6 +192,26 @@ typedef enum {
     ACL_MEMTYPE_HOST = 1,
     ACL_MEMTYPE_HOST_COMPILE_INDEPENDENT = 2
 } aclMemType;
+
+typedef enum {
+    ACL_OPT_DETERMINISTIC = 0,
+    ACL_OPT_ENABLE_DEBUG_KERNEL = 1,
+    ACL_OPT_STRONG_CONSISTENCY = 2
+} aclSysParamOpt;
+
+typedef enum {
+    ACL_CANN_ATTR_UNDEFINED = -1,
+    ACL_CANN_ATTR_INF_NAN = 0,
+    ACL_CANN_ATTR_BF16 = 1,
+    ACL_CANN_ATTR_JIT_COMPILE = 2
+} aclCannAttr;
+
+typedef enum {
+    ACL_DEVICE_INFO_UNDEFINED = -1,
+    ACL_DEVICE_INFO_AI_CORE_NUM = 0,
+    ACL_DEVICE_INFO_VECTOR_CORE_NUM = 1,
+    ACL_DEVICE_INFO_L2_SIZE = 2
+} aclDeviceInfo;
 
 #ifdef __cplusplus
 }
