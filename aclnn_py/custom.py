@@ -63,6 +63,10 @@ FORMAT_NAMES: dict[str, int] = {f.name[len("ACL_FORMAT_"):]: int(f) for f in acl
 FORMAT_NAMES["FRACTAL_Z_3D"] = int(aclFormat.ACL_FRACTAL_Z_3D)
 PARAM_TYPES = ("required", "optional", "dynamic")
 ATTR_TYPES = ("int", "float", "bool", "str", "listInt", "listFloat", "listBool")
+# the spellings msOpGen's own definition files use for the same types (CANN's samples:
+# "string", "list_int" ...), read as the names above
+ATTR_ALIASES = {"string": "str", "list_int": "listInt", "list_float": "listFloat",
+                "list_bool": "listBool"}
 POINTER_ATTRS = ("str", "listInt", "listFloat", "listBool")  # char * / acl*Array *
 MAX_TENSORS = 64  # inputs (a dynamic input's tensors each) and outputs of one call
 # characters of an operator, input, output or attribute name; an operator's header file name,
@@ -314,6 +318,8 @@ def _param(where: str, d, output: bool) -> Param:
         formats = _names_list(f"{where}.format", d["format"], FORMAT_NAMES, "format")
     else:  # msOpGen's default
         formats = (int(aclFormat.ACL_FORMAT_ND),) * len(types)
+    if len(formats) == 1 and len(types) > 1:  # one format for every combination (msOpGen)
+        formats = formats * len(types)
     if len(formats) != len(types):
         raise _fail(where, f"'format' has {len(formats)} entries but 'type' has {len(types)}: "
                     "the i-th entries of both form the i-th combination")
@@ -329,6 +335,8 @@ def _attr_value(where: str, atype: str, value):
     try:
         if isinstance(value, str) and atype.startswith("list"):
             text = value.strip()
+            if text.startswith("{") and text.endswith("}"):  # msOpGen's "{1, 1}", "{}"
+                text = f"[{text[1:-1]}]"
             value = json.loads(text if text.startswith("[") else f"[{text}]")
         if atype == "int":
             if isinstance(value, bool):
@@ -376,11 +384,15 @@ def _attr(where: str, d) -> Attr:
     if ptype not in ("required", "optional"):
         raise _fail(f"{where}.param_type", f"{_short(ptype)} is not one of required, optional")
     atype = d.get("type")
+    if isinstance(atype, str):
+        atype = ATTR_ALIASES.get(atype, atype)
     if atype not in ATTR_TYPES:
-        raise _fail(f"{where}.type", f"{_short(atype)} is not one of {', '.join(ATTR_TYPES)}")
+        raise _fail(f"{where}.type", f"{_short(atype)} is not one of "
+                    f"{', '.join(ATTR_TYPES)} (or msOpGen's {', '.join(ATTR_ALIASES)})")
     default = None
-    if "default_value" in d:
-        default = _attr_value(f"{where}.default_value", atype, d["default_value"])
+    key = "default_value" if "default_value" in d else "value"  # "value": older samples' key
+    if key in d:
+        default = _attr_value(f"{where}.{key}", atype, d[key])
     elif ptype == "optional":
         raise _fail(where, "an optional attribute needs a 'default_value'")
     return Attr(name, ptype, atype, default)

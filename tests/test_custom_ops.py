@@ -117,6 +117,35 @@ BAD_DEFINITIONS = [
 ]
 
 
+def test_msopgen_spellings_of_cann_samples_are_read():
+    """What CANN's own sample definitions write besides the guide's names: attribute types
+    "string" / "list_int" / "list_float" / "list_bool", list defaults in braces, "value" for
+    "default_value" with no param_type, and one format for several types."""
+    d = {"op": "SpellCustom", "input_desc": [
+        {"name": "x", "param_type": "required", "format": ["ND"], "type": ["float16", "bfloat16"]}],
+        "output_desc": [{"name": "y", "format": "ND", "type": ["float16", "bfloat16"]}],
+        "attr": [
+            {"name": "mode", "param_type": "optional", "type": "string", "default_value": "mean"},
+            {"name": "pads", "param_type": "optional", "type": "list_int",
+             "default_value": "{1, 2}"},
+            {"name": "empty", "param_type": "optional", "type": "list_int", "default_value": "{}"},
+            {"name": "ws", "param_type": "optional", "type": "list_float",
+             "default_value": "[0.5]"},
+            {"name": "fl", "param_type": "optional", "type": "list_bool",
+             "default_value": "{true, false}"},
+            {"name": "case_id", "type": "int", "value": 1}]}
+    (op,) = custom.parse([d])
+    assert [(a.name, a.type, a.param_type, a.default) for a in op.attrs] == [
+        ("mode", "str", "optional", "mean"), ("pads", "listInt", "optional", (1, 2)),
+        ("empty", "listInt", "optional", ()), ("ws", "listFloat", "optional", (0.5,)),
+        ("fl", "listBool", "optional", (True, False)), ("case_id", "int", "optional", 1)]
+    nd = int(aclnn.ACL_FORMAT_ND)
+    assert op.inputs[0].formats == (nd, nd) and op.outputs[0].formats == (nd, nd)
+    with pytest.raises(CustomOpError, match=r"attr\[0\]\.type: 'list_list_int' is not one of"):
+        custom.parse([copy_of(d, attr=[{"name": "m", "type": "list_list_int",
+                                        "default_value": "{{1}}"}])])
+
+
 @pytest.mark.parametrize("definition,message", BAD_DEFINITIONS,
                          ids=[m[:30] for _, m in BAD_DEFINITIONS])
 def test_bad_definitions_name_the_field(definition, message):
