@@ -279,7 +279,7 @@ def clean(everything: bool) -> None:
 
 
 @click.command()
-@click.argument("definitions", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("definitions", nargs=-1, required=True, type=click.Path())
 @click.option("--kernels", "kernels", required=True, type=click.Path(dir_okay=False),
               help="A Python module whose function <op_snake_case> (e.g. add_custom) is each "
                    "operator's NumPy kernel.")
@@ -289,6 +289,10 @@ def clean(everything: bool) -> None:
               help="The vendor directory name, as CANN's custom operator packages have.")
 def opgen(definitions: tuple, kernels: str, output: str, vendor: str) -> None:
     """Build a custom operator package from msOpGen DEFINITIONS and NumPy kernels.
+
+    A definition is msOpGen's JSON, or an op_host C++ source (.cpp, .cc, .cxx: the file with
+    the OpDef subclass and OP_ADD) or a directory of them, compiled with the toolkit's op_host
+    headers to read the definitions.
 
     \b
     Writes, laid out as CANN's custom operator packages:
@@ -310,7 +314,7 @@ def opgen(definitions: tuple, kernels: str, output: str, vendor: str) -> None:
     from .opgen import generate
 
     for path in (*definitions, kernels):
-        if not os.path.isfile(path):
+        if not (os.path.isfile(path) or (path != kernels and os.path.isdir(path))):
             raise click.BadParameter(f"{path!r}: no such file",
                                      param_hint="'--kernels'" if path == kernels
                                      else "'DEFINITIONS'")
