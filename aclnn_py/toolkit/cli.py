@@ -182,6 +182,8 @@ def cache_entries() -> list[tuple[Path, str]]:
             kind = "stale toolkit"
         elif p.name in ("samples", "custom"):  # C++ samples; custom operator samples
             kind = "compiled samples"
+        elif p.name.startswith("ophost-driver-"):  # opgen's op_host reader (toolkit/ophost.py)
+            kind = "compiled samples"
         elif p.name.startswith((".build-", ".old-")):
             kind = "unfinished build"
         elif p.name.startswith(".toolkit-") and p.name.endswith(".lock"):

@@ -14,6 +14,7 @@ through that validated definition. See docs/custom_ops.md, "From an op_host sour
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -27,7 +28,7 @@ from typing import Any, Union
 
 from .. import custom
 from ..custom import CustomOpError
-from .build import HERE, ToolkitError, compiler
+from .build import HERE, ToolkitError, cache_root, compiler
 
 SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".cp")
 DRIVER = HERE / "src" / "ophost_main.cpp"
@@ -118,12 +119,13 @@ def read(path: PathLike) -> list[dict]:
     definition that cannot be an operator, or what went wrong running the definitions;
     ToolkitError without a C++ compiler."""
     files = sources(path)
+    driver = _driver()
     tmp = Path(tempfile.mkdtemp(prefix="aclnn-py-ophost-"))
     try:
         exe = tmp / "ophost"
-        cmd = [*compiler(), "-std=c++17", "-w", f"-I{INCLUDE}",
+        cmd = [*compiler(), *FLAGS,
                *[f"-I{d}" for d in dict.fromkeys(str(f.resolve().parent) for f in files)],
-               *[str(f.resolve()) for f in files], str(DRIVER),
+               *[str(f.resolve()) for f in files], str(driver),
                # a function declared here and defined in another file of the project (a tiling
                # function in <op>_tiling.cpp) is not called: its reference may stay unresolved
                "-Wl,--unresolved-symbols=ignore-all", "-o", str(exe)]
@@ -161,6 +163,34 @@ def read(path: PathLike) -> list[dict]:
         raise CustomOpError(f"{_names(files)}: no OP_ADD registered an operator (an OP_ADD "
                             "inside an #if that is false, or in a file not compiled?)")
     return ops
+
+
+FLAGS = ("-std=c++17", "-w", f"-I{INCLUDE}")
+
+
+def _driver() -> Path:
+    """The driver compiled once (an object file in the cache, named by the hash of the compiler
+    line, the driver and the headers), or its source when the cache cannot be written."""
+    cmd = [*compiler(), *FLAGS, "-c"]
+    h = hashlib.sha256(repr(cmd).encode())
+    for f in [DRIVER, *sorted(INCLUDE.rglob("*.h"))]:
+        h.update(str(f.relative_to(HERE)).encode() + b"\0" + f.read_bytes())
+    obj = cache_root() / f"ophost-driver-{h.hexdigest()[:16]}.o"
+    if obj.is_file():
+        return obj
+    try:
+        obj.parent.mkdir(parents=True, exist_ok=True)
+        fd, part = tempfile.mkstemp(prefix=".ophost-driver-", suffix=".o", dir=obj.parent)
+        os.close(fd)
+        proc = subprocess.run([*cmd, str(DRIVER), "-o", part], capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=COMPILE_TIMEOUT)
+        if proc.returncode:
+            os.unlink(part)
+            return DRIVER
+        os.replace(part, obj)  # atomic: a concurrent reader sees a whole file or none
+        return obj
+    except (OSError, subprocess.TimeoutExpired):
+        return DRIVER
 
 
 def _names(files: Sequence[Path]) -> str:
