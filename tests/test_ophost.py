@@ -482,6 +482,87 @@ def test_tiling_data_packs_as_the_kernels_c_struct(tmp_path):
     assert size == c_size and differ == "0"
 
 
+def test_matmul_tiling_sources_compile_in_both_forms(tmp_path):
+    """Matmul operators' tiling functions call the Ascend C matmul tiling API, with the cube
+    tiling as a tiling data struct field or as the kernel's AscendC::tiling::TCubeTiling; tiling
+    headers may leave out the semicolons after the field macros."""
+    folder = tmp_path / "op_host"
+    write(folder, "mm_custom_tiling.h", """
+        #include "register/tilingdata_base.h"
+        #include "tiling/tiling_api.h"
+        namespace optiling {
+        BEGIN_TILING_DATA_DEF(MmCustomTilingData)
+          TILING_DATA_FIELD_DEF(uint64_t, localMemSize)
+          TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, cubeTilingData)
+        END_TILING_DATA_DEF
+        REGISTER_TILING_DATA_CLASS(MmCustom, MmCustomTilingData)
+        }
+        """)
+    write(folder, "mm_custom.cpp", """
+        #include "mm_custom_tiling.h"
+        #include "kernel_tiling/kernel_tiling.h"
+        #include "register/op_def_registry.h"
+        using namespace matmul_tiling;
+        struct KernelSideTiling {
+            AscendC::tiling::TCubeTiling cube;
+        };
+        namespace optiling {
+        static ge::graphStatus TilingFunc(gert::TilingContext *context)
+        {
+            auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+            auto a = context->GetInputTensor(0)->GetOriginShape();
+            auto b = context->GetInputTensor(1)->GetOriginShape();
+            MultiCoreMatmulTiling api(platform);
+            api.SetDim(platform.GetCoreNumAiv());
+            api.SetAType(TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+            api.SetBType(TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT16);
+            api.SetCType(TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+            api.SetBiasType(TPosition::GM, CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+            api.SetShape(a.GetDim(0), b.GetDim(1), a.GetDim(1));
+            api.SetOrgShape(a.GetDim(0), b.GetDim(1), a.GetDim(1));
+            api.SetSingleShape(512, 640, -1);
+            api.SetFixSplit(128, 128, -1);
+            api.SetTraverse(MatrixTraverse::FIRSTM);
+            api.SetBias(true);
+            api.SetBufferSpace(-1, -1, -1);
+            MmCustomTilingData tiling;
+            if (api.GetTiling(tiling.cubeTilingData) == -1)
+                return ge::GRAPH_FAILED;
+            KernelSideTiling *kernel = context->GetTilingData<KernelSideTiling>();
+            if (api.GetTiling(kernel->cube) == -1)
+                return ge::GRAPH_FAILED;
+            tiling.SaveToBuffer(context->GetRawTilingData()->GetData(),
+                                context->GetRawTilingData()->GetCapacity());
+            context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+            context->SetBlockDim(platform.GetCoreNumAic());
+            return ge::GRAPH_SUCCESS;
+        }
+        }
+        namespace ops {
+        class MmCustom : public OpDef {
+        public:
+            explicit MmCustom(const char *name) : OpDef(name)
+            {
+                this->Input("a").ParamType(REQUIRED).DataType({ge::DT_FLOAT16})
+                    .Format({ge::FORMAT_ND});
+                this->Input("b").ParamType(REQUIRED).DataType({ge::DT_FLOAT16})
+                    .Format({ge::FORMAT_ND});
+                this->Input("bias").ParamType(REQUIRED).DataType({ge::DT_FLOAT})
+                    .Format({ge::FORMAT_ND});
+                this->Output("c").ParamType(REQUIRED).DataType({ge::DT_FLOAT})
+                    .Format({ge::FORMAT_ND});
+                this->AICore().SetTiling(optiling::TilingFunc).AddConfig("ascend910b");
+            }
+        };
+        OP_ADD(MmCustom);
+        }
+        """)
+    (op,) = ophost.read(folder)
+    assert op["op"] == "MmCustom"
+    assert [(p["name"], p["type"]) for p in op["input_desc"] + op["output_desc"]] == \
+        [("a", ["fp16"]), ("b", ["fp16"]), ("bias", ["float"]), ("c", ["float"])]
+
+
 # ------------------------------------------------------------------------- errors ---------
 
 

@@ -155,7 +155,7 @@ struct TilingClassReg {
     ::optiling::detail::TilingFieldReg field_name##_aclnn_py_reg_{this, &field_name}; \
     public:
 
-#define END_TILING_DATA_DEF }
+#define END_TILING_DATA_DEF };
 
 #define REGISTER_TILING_DATA_CLASS(op_type, class_name) \
     static const ::optiling::detail::TilingClassReg \
