@@ -596,6 +596,15 @@ def test_a_cpp_error_names_the_file_and_line(tmp_path, leaky):
     proc = cli("opgen", bad, "--kernels", kernels, "-o", tmp_path / "out")
     assert proc.returncode != 0
     assert f"{bad}:7:" in proc.stderr and "Traceback" not in proc.stderr
+    # the same operator from an op_host source and from JSON; a source that does not exist
+    definition = tmp_path / "leaky.json"
+    definition.write_text(json.dumps(LEAKY_JSON))
+    proc = cli("opgen", leaky, definition, "--kernels", kernels, "-o", tmp_path / "out")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "LeakyReluCustom: defined twice" in proc.stderr
+    proc = cli("opgen", tmp_path / "missing.cpp", "--kernels", kernels, "-o", tmp_path / "out")
+    assert proc.returncode != 0 and "no such file" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize("body, message", [
@@ -659,6 +668,55 @@ def test_a_definition_that_never_returns_times_out(tmp_path, monkeypatch):
         """)
     with pytest.raises(CustomOpError, match="took more than 2 s"):
         ophost.read(src)
+
+
+def test_an_operator_registered_twice_names_both_op_adds(tmp_path):
+    body = """
+        #include "register/op_def_registry.h"
+        namespace ops {
+        class TwiceCustom : public OpDef {
+        public:
+            explicit TwiceCustom(const char *name) : OpDef(name)
+            {
+                this->Input("x").DataType({ge::DT_FLOAT});
+                this->Output("y").DataType({ge::DT_FLOAT});
+            }
+        };
+        OP_ADD(TwiceCustom);
+        }
+        """
+    a = write(tmp_path, "a_custom.cpp", body)
+    b = write(tmp_path, "b_custom.cpp", body.replace("class TwiceCustom", "class TwiceCustom"))
+    with pytest.raises(CustomOpError, match=rf"{b}:11: OP_ADD\(TwiceCustom\): TwiceCustom is "
+                       rf"already registered at {a}:11"):
+        ophost.read(tmp_path)
+
+
+def test_a_source_that_exits_early_or_overwrites_the_record(tmp_path):
+    clobber = ('std::atexit([] { std::FILE *f = std::fopen(path, "w"); std::fputs("{", f); '
+               'std::fclose(f); })')
+    for n, init in enumerate(["std::exit(0)", clobber]):
+        src = write(tmp_path, f"early{n}_custom.cpp", f"""
+            #include <cstdio>
+            #include <cstdlib>
+            #include "register/op_def_registry.h"
+            static const char *path = "definitions.json";
+            static int early = [] {{ {init}; return 0; }}();
+            namespace ops {{
+            class EarlyCustom : public OpDef {{
+            public:
+                explicit EarlyCustom(const char *name) : OpDef(name)
+                {{
+                    this->Input("x").DataType({{ge::DT_FLOAT}});
+                    this->Output("y").DataType({{ge::DT_FLOAT}});
+                    if (path) std::fflush(nullptr);
+                }}
+            }};
+            OP_ADD(EarlyCustom);
+            }}
+            """)
+        with pytest.raises(CustomOpError, match="could not be read back"):
+            ophost.read(src)
 
 
 def test_no_op_add_and_missing_paths(tmp_path):

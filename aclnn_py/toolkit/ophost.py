@@ -153,12 +153,31 @@ def read(path: PathLike) -> list[dict]:
                    else f"failed (exit status {run.returncode})")
             raise CustomOpError(f"{_names(files)}: constructing the OP_ADD definitions {how}"
                                 + (f": {tail[0]}" if tail[0] else ""))
+        lost = CustomOpError(f"{_names(files)}: the definitions could not be read back (did "
+                             "the source exit, or write to the driver's output, before it?)")
         if not out.is_file() or out.stat().st_size > MAX_RECORD:
-            raise CustomOpError(f"{_names(files)}: the definitions could not be read back")
-        record = json.loads(out.read_text(encoding="ascii"))
+            raise lost
+        try:
+            record = json.loads(out.read_text(encoding="ascii"))
+            entries = list(record["ops"])
+            where: dict[str, str] = {}  # name -> "file:line" of its OP_ADD
+            for e in entries:
+                name = _text(e["op"], "OP_ADD")
+                here = f"{_text(e['file'], 'file')}:{e['line']}"
+                if name in where:
+                    raise CustomOpError(f"{here}: OP_ADD({name}): {name} is already registered "
+                                        f"at {where[name]}")
+                where[name] = here
+        except CustomOpError:
+            raise
+        except (ValueError, KeyError, TypeError, AttributeError):  # not the driver's record
+            raise lost from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    ops = [_operator(op) for op in record["ops"]]
+    try:
+        ops = [_operator(op) for op in entries]
+    except (KeyError, TypeError, AttributeError):
+        raise lost from None
     if not ops:
         raise CustomOpError(f"{_names(files)}: no OP_ADD registered an operator (an OP_ADD "
                             "inside an #if that is false, or in a file not compiled?)")
