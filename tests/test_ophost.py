@@ -380,16 +380,40 @@ def test_several_operators_per_file_and_per_directory(tmp_path):
         """)
     write(folder, "add_custom_tiling.cpp", """
         #include "add_custom_tiling.h"
+        #include "platform/platform_info.h"
+        #include "register/op_impl_registry.h"
         #include "tiling/platform/platform_ascendc.h"
         namespace optiling {
+        struct AddCompileInfo {
+            uint32_t cores;
+        };
         ge::graphStatus AddTilingFunc(gert::TilingContext *context)
         {
             AddTiling tiling;
             tiling.set_totalLength(context->GetInputTensor(0)->GetShapeSize());
             context->SetBlockDim(platform_ascendc::PlatformAscendCManager::GetInstance()
                                      ->GetCoreNumAiv());
+            uint64_t ub = 0;
+            context->GetPlatformInfo()->GetLocalMemSize(fe::LocalMemType::UB, ub);
+            auto format = static_cast<ge::Format>(
+                GetPrimaryFormat(context->GetInputDesc(0)->GetStorageFormat()));
+            auto info = reinterpret_cast<const AddCompileInfo *>(context->GetCompileInfo());
+            return format == ge::FORMAT_ND && info->cores ? ge::GRAPH_SUCCESS : ge::GRAPH_FAILED;
+        }
+        static ge::graphStatus AddTilingParse(gert::TilingParseContext *context)
+        {
+            auto info = context->GetCompiledInfo<AddCompileInfo>();
+            info->cores = 1;
             return ge::GRAPH_SUCCESS;
         }
+        static ge::graphStatus AddInferShape(gert::InferShapeContext *context)
+        {
+            *context->GetOutputShape(0) = *context->GetInputShape(0);
+            return ge::GRAPH_SUCCESS;
+        }
+        IMPL_OP_OPTILING(AddCustom).Tiling(AddTilingFunc).TilingParse<AddCompileInfo>(
+            AddTilingParse);
+        IMPL_OP_INFERSHAPE(AddCustom).InferShape(AddInferShape);
         }
         """)
     write(folder, "sub_mul_custom.cc", """

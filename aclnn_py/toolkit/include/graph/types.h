@@ -111,6 +111,11 @@ enum Format {
     FORMAT_MAX = 0xff
 };
 
+/* a format value holds the primary format in its low byte and a sub-format above it */
+inline int32_t GetPrimaryFormat(int32_t format) { return format & 0xff; }
+inline int32_t GetSubFormat(int32_t format) { return (format >> 8) & 0xffff; }
+inline bool HasSubFormat(int32_t format) { return GetSubFormat(format) > 0; }
+
 /* the size in bytes of one element (0 for the sub-byte and unknown types) */
 inline int GetSizeByDataType(DataType dt)
 {

@@ -82,6 +82,7 @@ public:
     }
     size_t GetWorkspaceNum() const { return workspaces_.size(); }
     fe::PlatFormInfos *GetPlatformInfo() const { return platform_; }
+    const void *GetCompileInfo() const { return compile_info_; }
     template <typename T>
     const T *GetCompileInfo() const { return static_cast<const T *>(compile_info_); }
 
