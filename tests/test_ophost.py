@@ -17,6 +17,7 @@ import sys
 import sysconfig
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -741,6 +742,51 @@ def test_a_source_that_exits_early_or_overwrites_the_record(tmp_path):
             """)
         with pytest.raises(CustomOpError, match="could not be read back"):
             ophost.read(src)
+
+
+def test_a_process_the_definitions_leave_behind_neither_blocks_nor_survives(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    src = write(tmp_path, "fork_custom.cpp", f"""
+        #include <cstdio>
+        #include <unistd.h>
+        #include "register/op_def_registry.h"
+        namespace ops {{
+        class ForkCustom : public OpDef {{
+        public:
+            explicit ForkCustom(const char *name) : OpDef(name)
+            {{
+                this->Input("x").DataType({{ge::DT_FLOAT}});
+                this->Output("y").DataType({{ge::DT_FLOAT}});
+                pid_t child = fork();
+                if (child == 0) {{
+                    std::printf("holding stdout\\n");
+                    std::fflush(stdout);
+                    sleep(600);
+                    _exit(0);
+                }}
+                std::FILE *f = std::fopen("{pid_file}", "w");
+                std::fprintf(f, "%d", static_cast<int>(child));
+                std::fclose(f);
+            }}
+        }};
+        OP_ADD(ForkCustom);
+        }}
+        """)
+    t0 = time.monotonic()
+    (op,) = ophost.read(src)
+    assert op["op"] == "ForkCustom" and time.monotonic() - t0 < 30
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            break  # gone
+        if state == "Z":
+            break  # killed, not yet reaped by its new parent
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the definitions' child {pid} is still running")
 
 
 def test_no_op_add_and_missing_paths(tmp_path):

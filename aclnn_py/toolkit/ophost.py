@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -140,17 +141,11 @@ def read(path: PathLike) -> list[dict]:
         if proc.returncode:
             raise CustomOpError(_compile_error(files, proc.stderr + proc.stdout))
         out = tmp / "definitions.json"
-        try:
-            run = subprocess.run([str(exe), str(out)], capture_output=True, text=True,
-                                 errors="replace", cwd=tmp, stdin=subprocess.DEVNULL,
-                                 timeout=RUN_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise CustomOpError(f"{_names(files)}: constructing the OP_ADD definitions took more "
-                                f"than {RUN_TIMEOUT:.0f} s") from None
-        if run.returncode:
-            tail = run.stderr.strip().splitlines()[-1:] or [""]
-            how = (f"was killed by signal {-run.returncode}" if run.returncode < 0
-                   else f"failed (exit status {run.returncode})")
+        returncode, stderr = _run_definitions(exe, out, tmp, files)
+        if returncode:
+            tail = stderr.strip().splitlines()[-1:] or [""]
+            how = (f"was killed by signal {-returncode}" if returncode < 0
+                   else f"failed (exit status {returncode})")
             raise CustomOpError(f"{_names(files)}: constructing the OP_ADD definitions {how}"
                                 + (f": {tail[0]}" if tail[0] else ""))
         lost = CustomOpError(f"{_names(files)}: the definitions could not be read back (did "
@@ -185,6 +180,31 @@ def read(path: PathLike) -> list[dict]:
 
 
 FLAGS = ("-std=c++17", "-w", f"-I{INCLUDE}")
+
+
+def _run_definitions(exe: Path, out: Path, tmp: Path, files: Sequence[Path]) -> tuple[int, str]:
+    """Run the compiled definitions in a session of their own, their output in files (a process
+    they leave behind holds no pipe of ours); past RUN_TIMEOUT the session is killed."""
+    log = tmp / "stderr.txt"
+    with open(tmp / "stdout.txt", "wb") as so, open(log, "wb") as se:
+        proc = subprocess.Popen([str(exe), str(out)], cwd=tmp, stdin=subprocess.DEVNULL,
+                                stdout=so, stderr=se, start_new_session=True)
+        try:
+            returncode = proc.wait(timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            _kill_session(proc)
+            raise CustomOpError(f"{_names(files)}: constructing the OP_ADD definitions took more "
+                                f"than {RUN_TIMEOUT:.0f} s") from None
+        _kill_session(proc)  # what it started and left running
+    return returncode, log.read_text(encoding="utf-8", errors="replace")
+
+
+def _kill_session(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
 
 
 def _driver() -> Path:

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "graph/ge_error_codes.h"
+#include "graph/types.h"
 
 namespace optiling {
 class TilingDef;
