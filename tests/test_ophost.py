@@ -866,23 +866,31 @@ def test_python_end_to_end_from_the_source(leaky, dev, stream):
 @pytest.mark.skipif(not sysconfig.get_config_var("Py_ENABLE_SHARED"),
                     reason="this Python has no shared libpython, which the toolkit embeds")
 def test_opgen_cli_from_a_directory_matches_the_json_package(tmp_path, leaky):
-    """`aclnn-py opgen op_host/ --kernels ...` and the same operators' hand-written JSON make
-    the same package: definitions and headers."""
+    """`aclnn-py opgen op_host/ mix_custom_def.cpp --kernels ...` and the same operators'
+    hand-written JSON make the same package: definitions and headers."""
     env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
     kernels = write(tmp_path, "kernels.py", """
         import numpy as np
         def leaky_relu_custom(x, y, negative_slope):
             np.copyto(y, np.where(x >= 0, x, x * negative_slope))
+        def mix_custom(x, bias, extras, y, count_out, **attrs):
+            pass
         """)
-    from_cpp = cli("opgen", leaky.parent, "--kernels", kernels, "-o", tmp_path / "a", env=env)
+    mix = write(tmp_path / "cann_ops", "mix_custom_def.cpp", MIX_DEF)
+    from_cpp = cli("opgen", leaky.parent, mix, "--kernels", kernels, "-o", tmp_path / "a",
+                   env=env)
     assert from_cpp.returncode == 0, from_cpp.stderr
     definition = tmp_path / "leaky.json"
     definition.write_text(json.dumps(LEAKY_JSON))
-    from_json = cli("opgen", definition, "--kernels", kernels, "-o", tmp_path / "b", env=env)
+    mix_json = tmp_path / "mix.json"
+    mix_json.write_text(json.dumps(MIX_JSON))
+    from_json = cli("opgen", definition, mix_json, "--kernels", kernels, "-o", tmp_path / "b",
+                    env=env)
     assert from_json.returncode == 0, from_json.stderr
     a, b = Path(from_cpp.stdout.strip()), Path(from_json.stdout.strip())
-    header = Path("op_api") / "include" / "aclnn_leaky_relu_custom.h"
-    assert (a / header).read_text() == (b / header).read_text()
+    for name in ("aclnn_leaky_relu_custom.h", "aclnn_mix_custom.h"):
+        header = Path("op_api") / "include" / name
+        assert (a / header).read_text() == (b / header).read_text()
     ops_json = Path("op_impl") / "aclnn_py" / "ops.json"
     assert parsed(json.loads((a / ops_json).read_text())) == \
         parsed(json.loads((b / ops_json).read_text()))
