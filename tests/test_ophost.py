@@ -863,6 +863,87 @@ def test_python_end_to_end_from_the_source(leaky, dev, stream):
             custom.unload(o.name)
 
 
+# the C struct of LeakyReluCustomTilingData (uint32 totalLength, uint32 tileNum, float
+# negativeSlope, uint16 tileSizes[4]), as the kernel reads it
+LEAKY_TILING = np.dtype([("totalLength", "<u4"), ("tileNum", "<u4"), ("negativeSlope", "<f4"),
+                         ("tileSizes", "<u2", (4,))], align=True)
+
+
+def test_the_tiling_function_runs_for_each_launch(leaky, dev, stream):
+    """ophost.tiled: a kernel that names tiling / block_dim / tiling_key / workspace gets what
+    the source's tiling function set for the launch's tensors and attributes."""
+    seen = []
+
+    def leaky_relu_custom(x, y, negative_slope, tiling, block_dim, tiling_key, workspace):
+        t = np.frombuffer(tiling, LEAKY_TILING, count=1)[0]
+        seen.append((len(tiling), int(t["totalLength"]), int(t["tileNum"]),
+                     t["tileSizes"].tolist(), block_dim, tiling_key, workspace))
+        slope = x.dtype.type(t["negativeSlope"])  # the attribute, through the tiling data
+        np.copyto(y, np.where(x >= 0, x, x * slope))
+
+    def plain(x, y, negative_slope):
+        raise AssertionError("not this one")
+
+    assert ophost.tiled(leaky, {"LeakyReluCustom": plain})["LeakyReluCustom"] is plain
+    kernels = ophost.tiled(leaky, {"LeakyReluCustom": leaky_relu_custom})
+    ops = custom.load(ophost.read(leaky), kernels)
+    try:
+        rng = np.random.default_rng(9)
+        for dtype, key in ((np.float16, 1), (np.float32, 2)):
+            a = rng.standard_normal((4, 75)).astype(dtype)
+            _, x = dev.tensor(a)
+            py, y = dev.tensor(np.zeros_like(a))
+            ws, ex, ret = aclnn.aclnnLeakyReluCustomGetWorkspaceSize(x, 0.3, y)
+            assert ret == 0
+            assert aclnn.aclnnLeakyReluCustom(0, ws, ex, stream) == 0
+            assert acl.rt.synchronize_stream(stream) == 0
+            a64 = a.astype(np.float64)
+            golden = np.where(a64 >= 0, a64, a64 * np.float64(dtype(np.float32(0.3))))
+            np.testing.assert_allclose(dev.download(py, a.shape, dtype).astype(np.float64),
+                                       golden, rtol=2e-3 if dtype == np.float16 else 1e-6)
+            # 20 bytes; 300 elements; the platform's 40 vector cores and 192 KiB of UB (the
+            # Ascend910B4's figures); CANN's 16 MiB library workspace
+            assert seen[-1] == (20, 300, 8, [1, 2, 3, 192], 40, key, (16 << 20,))
+    finally:
+        for o in ops:
+            custom.unload(o.name)
+
+
+def test_a_failing_tiling_function_is_the_launchs_fault(tmp_path, dev, stream):
+    folder = tmp_path / "op_host"
+    write(folder, "leaky_relu_custom_tiling.h", LEAKY_TILING_H)
+    src = write(folder, "leaky_relu_custom.cpp", LEAKY_CPP.replace(
+        "    tiling.set_negativeSlope(*slope);",
+        "    if (*slope < 0)\n        return ge::GRAPH_FAILED;\n"
+        "    if (*slope > 100)\n        std::abort();\n    tiling.set_negativeSlope(*slope);"))
+    program = ophost.TilingProgram(src)
+    spec = (ophost.GE_TYPE_NAMES.index("DT_FLOAT"), 2, (3, 4))
+    assert program.run("LeakyReluCustom", [spec], [spec], [("float", 1.0)]).block_dim == 40
+    with pytest.raises(CustomOpError, match="returned 0xffffffff, not ge::GRAPH_SUCCESS"):
+        program.run("LeakyReluCustom", [spec], [spec], [("float", -1.0)])
+    with pytest.raises(CustomOpError, match="the tiling function was killed by signal 6"):
+        program.run("LeakyReluCustom", [spec], [spec], [("float", 1000.0)])
+    with pytest.raises(CustomOpError, match="no OP_ADD registered Nope"):
+        program.run("Nope", [spec], [spec], [])
+
+    def leaky_relu_custom(x, y, negative_slope, tiling):
+        np.copyto(y, x)
+
+    ops = custom.load(ophost.read(src), ophost.tiled(src, {"leaky_relu_custom":
+                                                           leaky_relu_custom}))
+    try:
+        _, x = dev.tensor(np.ones(8, np.float32))
+        _, y = dev.tensor(np.zeros(8, np.float32))
+        ws, ex, ret = aclnn.aclnnLeakyReluCustomGetWorkspaceSize(x, -0.5, y)
+        assert aclnn.aclnnLeakyReluCustom(0, ws, ex, stream) == 0
+        assert acl.rt.synchronize_stream(stream) == acl.ACL_ERROR_RT_AICORE_EXCEPTION
+        msg = acl.get_recent_err_msg()
+        assert "LeakyReluCustom" in msg and "not ge::GRAPH_SUCCESS" in msg, msg
+    finally:
+        for o in ops:
+            custom.unload(o.name)
+
+
 @pytest.mark.skipif(not sysconfig.get_config_var("Py_ENABLE_SHARED"),
                     reason="this Python has no shared libpython, which the toolkit embeds")
 def test_opgen_cli_from_a_directory_matches_the_json_package(tmp_path, leaky):

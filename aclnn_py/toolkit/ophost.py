@@ -15,6 +15,7 @@ through that validated definition. See docs/custom_ops.md, "From an op_host sour
 from __future__ import annotations
 
 import hashlib
+import inspect
 import itertools
 import json
 import os
@@ -23,9 +24,11 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Sequence
+import threading
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, NamedTuple, Optional, Union
 
 from .. import custom
 from ..custom import CustomOpError
@@ -33,9 +36,10 @@ from .build import HERE, ToolkitError, cache_root, compiler
 
 SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".cp")
 DRIVER = HERE / "src" / "ophost_main.cpp"
+TILING_RUNNER = HERE / "src" / "ophost_tiling.cpp"
 INCLUDE = HERE / "include"
 COMPILE_TIMEOUT = 600.0  # seconds for g++
-RUN_TIMEOUT = 60.0  # seconds for the definitions' constructors
+RUN_TIMEOUT = 60.0  # seconds for the definitions' constructors, and for one tiling
 MAX_RECORD = 64 << 20  # bytes of the driver's JSON
 
 # ge::DataType -> msOpGen's type name (custom.TYPE_NAMES); the others have none the emulator
@@ -141,7 +145,8 @@ def read(path: PathLike) -> list[dict]:
         if proc.returncode:
             raise CustomOpError(_compile_error(files, proc.stderr + proc.stdout))
         out = tmp / "definitions.json"
-        returncode, stderr = _run_definitions(exe, out, tmp, files)
+        returncode, stderr = _run_program([str(exe), str(out)], tmp,
+                                          f"{_names(files)}: constructing the OP_ADD definitions")
         if returncode:
             tail = stderr.strip().splitlines()[-1:] or [""]
             how = (f"was killed by signal {-returncode}" if returncode < 0
@@ -180,23 +185,6 @@ def read(path: PathLike) -> list[dict]:
 
 
 FLAGS = ("-std=c++17", "-w", f"-I{INCLUDE}")
-
-
-def _run_definitions(exe: Path, out: Path, tmp: Path, files: Sequence[Path]) -> tuple[int, str]:
-    """Run the compiled definitions in a session of their own, their output in files (a process
-    they leave behind holds no pipe of ours); past RUN_TIMEOUT the session is killed."""
-    log = tmp / "stderr.txt"
-    with open(tmp / "stdout.txt", "wb") as so, open(log, "wb") as se:
-        proc = subprocess.Popen([str(exe), str(out)], cwd=tmp, stdin=subprocess.DEVNULL,
-                                stdout=so, stderr=se, start_new_session=True)
-        try:
-            returncode = proc.wait(timeout=RUN_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            _kill_session(proc)
-            raise CustomOpError(f"{_names(files)}: constructing the OP_ADD definitions took more "
-                                f"than {RUN_TIMEOUT:.0f} s") from None
-        _kill_session(proc)  # what it started and left running
-    return returncode, log.read_text(encoding="utf-8", errors="replace")
 
 
 def _kill_session(proc: subprocess.Popen) -> None:
@@ -400,4 +388,211 @@ def _attr(a: dict, where: str) -> dict:
     return out
 
 
-__all__ = ["read", "definitions", "sources", "is_source", "GE_TYPES"]
+# ------------------------------------------------------------ running the tiling ----------
+
+
+class Tiling(NamedTuple):
+    """What a tiling function set: the raw tiling data, the block dimension, the tiling key and
+    the workspace sizes."""
+
+    data: bytes
+    block_dim: int
+    tiling_key: int
+    workspace: tuple
+
+
+TensorSpec = tuple  # (ge::DataType value, ge::Format value, shape)
+
+
+class TilingProgram:
+    """The tiling functions of an op_host source (a file or a directory), linked with a runner
+    of ours into a program of their own: :meth:`run` calls an operator's tiling function
+    (``AICore().SetTiling``) with a ``gert::TilingContext`` of given tensors and attributes.
+    A crash, an exception or a hang of the tiling function is a CustomOpError, not the
+    caller's. Everything the tiling function calls must be defined in the files compiled (a
+    directory: its OP_ADD and ``*_tiling`` files)."""
+
+    def __init__(self, path: PathLike):
+        self.files = sources(path)
+        self._dir = Path(tempfile.mkdtemp(prefix="aclnn-py-tiling-"))
+        self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._dir), True)
+        self._exe = self._dir / "tiling"
+        self._lock = threading.Lock()
+        self._count = itertools.count()
+        cmd = [*compiler(), *FLAGS,
+               *[f"-I{d}" for d in dict.fromkeys(str(f.resolve().parent) for f in self.files)],
+               *[str(f.resolve()) for f in self.files], str(TILING_RUNNER), "-o",
+               str(self._exe)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                                  cwd=self._dir, stdin=subprocess.DEVNULL,
+                                  timeout=COMPILE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise CustomOpError(f"compiling {_names(self.files)} took more than "
+                                f"{COMPILE_TIMEOUT:.0f} s") from None
+        except OSError as exc:
+            raise ToolkitError(f"cannot run the C++ compiler {cmd[0]!r}: {exc}") from None
+        if proc.returncode:
+            raise CustomOpError(_compile_error(self.files, proc.stderr + proc.stdout))
+
+    def run(self, op: str, inputs: Sequence, outputs: Sequence[TensorSpec],
+            attrs: Sequence[tuple[str, Any]]) -> Tiling:
+        """``op``'s tiling for ``inputs`` (per input of the definition: a TensorSpec, None for
+        an absent optional one, a list of them for a dynamic one), ``outputs`` (TensorSpecs) and
+        ``attrs`` ((msOpGen type, value) in the definition's order). Raises CustomOpError when
+        the tiling function fails (its status is not GRAPH_SUCCESS), throws, crashes or runs
+        for more than RUN_TIMEOUT seconds."""
+        lines = [f"op {op.encode().hex()}"]
+        first = 0
+        for spec in inputs:
+            group = spec if isinstance(spec, list) else [spec]
+            for t in group:
+                lines.append("in -1" if t is None else "in " + _tensor_line(t))
+            lines.append(f"ir {first} {len(group)}")
+            first += len(group)
+        lines += ["out " + _tensor_line(t) for t in outputs]
+        lines += ["attr " + _attr_line(kind, value) for kind, value in attrs]
+        with self._lock:
+            n = next(self._count)
+        request, answer = self._dir / f"request-{n}.txt", self._dir / f"answer-{n}.txt"
+        request.write_text("\n".join(lines) + "\n", encoding="ascii")
+        try:
+            code, stderr = _run_program([str(self._exe), str(request), str(answer)], self._dir,
+                                        f"{op}: the tiling function")
+            text = answer.read_text(encoding="ascii") if answer.is_file() else ""
+        finally:
+            for f in (request, answer):
+                f.unlink(missing_ok=True)
+        if code or not text:
+            tail = stderr.strip().splitlines()[-1:] or [""]
+            how = (f"was killed by signal {-code}" if code < 0
+                   else f"failed (exit status {code})")
+            raise CustomOpError(f"{op}: the tiling function {how}"
+                                + (f": {tail[0]}" if tail[0] else ""))
+        if text.startswith("error "):
+            raise CustomOpError(f"{op}: {text[6:].strip()}")
+        fields = {key: rest for key, _, rest in (line.partition(" ")
+                                                for line in text.splitlines())}
+        status = int(fields["status"])
+        if status != 0:
+            raise CustomOpError(f"{op}: the tiling function returned {status:#x}, not "
+                                "ge::GRAPH_SUCCESS")
+        work = [int(w) for w in fields["workspace"].split()][1:]
+        return Tiling(bytes.fromhex(fields["tiling"]), int(fields["block_dim"]),
+                      int(fields["tiling_key"]), tuple(work))
+
+
+def _tensor_line(t: TensorSpec) -> str:
+    dtype, fmt, shape = t
+    return " ".join(str(int(v)) for v in (dtype, fmt, len(shape), *shape))
+
+
+def _attr_line(kind: str, value: Any) -> str:
+    if kind == "int":
+        return f"i {int(value)}"
+    if kind == "float":
+        return f"f {float(value)!r}"
+    if kind == "bool":
+        return f"b {int(bool(value))}"
+    if kind == "str":
+        return f"s {str(value).encode().hex()}"
+    items = list(value)
+    if kind == "listInt":
+        return " ".join(["li", str(len(items)), *(str(int(v)) for v in items)])
+    if kind == "listFloat":
+        return " ".join(["lf", str(len(items)), *(repr(float(v)) for v in items)])
+    if kind == "listBool":
+        return " ".join(["lb", str(len(items)), *(str(int(bool(v))) for v in items)])
+    raise CustomOpError(f"an attribute of type {kind!r} cannot be handed to a tiling function")
+
+
+def _run_program(cmd: list, cwd: Path, what: str) -> tuple[int, str]:
+    """Run ``cmd`` (code of the op_host source) in a session of its own, its output in files
+    (a process it leaves behind holds no pipe of ours) and killed with the session when it
+    exits; past RUN_TIMEOUT the session is killed (CustomOpError naming ``what``)."""
+    log = cwd / f"stderr-{os.getpid()}-{threading.get_ident()}.txt"
+    try:
+        with open(os.devnull, "wb") as so, open(log, "wb") as se:
+            proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=so,
+                                    stderr=se, start_new_session=True)
+            try:
+                code = proc.wait(timeout=RUN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                _kill_session(proc)
+                raise CustomOpError(f"{what} took more than {RUN_TIMEOUT:.0f} s") from None
+            _kill_session(proc)
+        return code, log.read_text(encoding="utf-8", errors="replace")
+    finally:
+        log.unlink(missing_ok=True)
+
+
+# what a kernel may ask for by naming a parameter
+TILING_ARGS = ("tiling", "block_dim", "tiling_key", "workspace")
+
+
+def tiled(path: PathLike, kernels: Mapping[str, Callable]) -> dict[str, Callable]:
+    """``kernels`` (as :func:`aclnn_py.custom.load` takes them) for the operators of the op_host
+    source ``path``, each of which names a parameter ``tiling``, ``block_dim``, ``tiling_key``
+    or ``workspace`` wrapped so that every launch first runs the operator's tiling function
+    for the launch's tensors and attributes and hands the kernel what it set (``tiling`` as
+    bytes). A tiling function that fails is the kernel's failure (the stream's fault). Kernels
+    that name none of these are returned as they are."""
+    descs = custom.parse(read(path))
+    out: dict[str, Callable] = dict(kernels)
+    program: Optional[TilingProgram] = None
+    for d in descs:
+        key = d.op if d.op in kernels else d.snake
+        fn = kernels.get(key)
+        if fn is None or not callable(fn):
+            continue
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            continue
+        wants = [k for k in TILING_ARGS if k in params]
+        if not wants:
+            continue
+        if program is None:
+            program = TilingProgram(path)
+        out[key] = _tiled_kernel(program, d, fn, wants)
+    return out
+
+
+def _tiled_kernel(program: TilingProgram, d: custom.OpDesc, fn: Callable,
+                  wants: list) -> Callable:
+    from .. import dtypes
+
+    combos = d.combinations()
+
+    def spec(a, param_index: int) -> TensorSpec:
+        dt = dtypes.from_numpy(a.dtype)
+        # the format of the first combination that lists this dtype for this parameter
+        fmt = next((c[param_index][1] for c in combos if c[param_index][0] == dt),
+                   GE_FORMATS.index("ND"))
+        return (dt if dt is not None else GE_TYPE_NAMES.index("DT_UNDEFINED"), fmt,
+                tuple(a.shape))
+
+    def kernel(*args, **attrs):
+        n = len(d.inputs)
+        ins: list = []
+        for i, (p, a) in enumerate(zip(d.inputs, args[:n])):
+            if a is None:
+                ins.append(None)
+            elif p.param_type == "dynamic":
+                ins.append([spec(x, i) for x in a])
+            else:
+                ins.append(spec(a, i))
+        outs = [spec(a, n + j) for j, a in enumerate(args[n:])]
+        values = [(a.type, attrs.get(a.name, a.default)) for a in d.attrs]
+        t = program.run(d.op, ins, outs, values)
+        given = {"tiling": t.data, "block_dim": t.block_dim, "tiling_key": t.tiling_key,
+                 "workspace": t.workspace}
+        return fn(*args, **attrs, **{k: given[k] for k in wants})
+
+    kernel.__name__ = getattr(fn, "__name__", d.snake)
+    kernel.__doc__ = getattr(fn, "__doc__", None)
+    return kernel
+
+
+__all__ = ["read", "definitions", "sources", "is_source", "tiled", "Tiling", "TilingProgram",
+           "GE_TYPES"]
