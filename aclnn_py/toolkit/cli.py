@@ -202,6 +202,8 @@ def cache_entries() -> list[tuple[Path, str]]:
             kind = "stale toolkit"
         elif p.name in ("samples", "custom"):  # C++ samples; custom operator samples
             kind = "compiled samples"
+        elif p.name.startswith("ophost-driver-"):  # opgen's op_host reader (toolkit/ophost.py)
+            kind = "compiled samples"
         elif p.name.startswith((".build-", ".old-")):
             kind = "unfinished build"
         elif p.name.startswith(".toolkit-") and p.name.endswith(".lock"):
@@ -299,7 +301,7 @@ def clean(everything: bool) -> None:
 
 
 @click.command()
-@click.argument("definitions", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("definitions", nargs=-1, required=True, type=click.Path())
 @click.option("--kernels", "kernels", required=True, type=click.Path(dir_okay=False),
               help="A Python module whose function <op_snake_case> (e.g. add_custom) is each "
                    "operator's NumPy kernel.")
@@ -318,6 +320,10 @@ def clean(everything: bool) -> None:
 def opgen(definitions: tuple, kernels: str, output, install: bool, install_path,
           vendor: str) -> None:
     """Build a custom operator package from msOpGen DEFINITIONS and NumPy kernels.
+
+    A definition is msOpGen's JSON, or an op_host C++ source (.cpp, .cc, .cxx: the file with
+    the OpDef subclass and OP_ADD) or a directory of them, compiled with the toolkit's op_host
+    headers to read the definitions.
 
     \b
     Writes, laid out as CANN's custom operator packages:
@@ -350,7 +356,7 @@ def opgen(definitions: tuple, kernels: str, output, install: bool, install_path,
     from .opgen import install as install_package
 
     for path in (*definitions, kernels):
-        if not os.path.isfile(path):
+        if not (os.path.isfile(path) or (path != kernels and os.path.isdir(path))):
             raise click.BadParameter(f"{path!r}: no such file",
                                      param_hint="'--kernels'" if path == kernels
                                      else "'DEFINITIONS'")

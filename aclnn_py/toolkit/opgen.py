@@ -1,7 +1,7 @@
 """``aclnn-py opgen``: a custom operator package laid out as CANN's, for C and C++ host programs.
 
-From msOpGen operator definitions and a Python module of NumPy kernels it writes (laid out as
-CANN's packages)::
+From msOpGen operator definitions (the JSON, or op_host C++ sources read by ``ophost``) and a
+Python module of NumPy kernels it writes (laid out as CANN's packages)::
 
     DIR/vendors/<vendor>/op_api/include/aclnn_<op_snake>.h   CANN's generated two-phase API
     DIR/vendors/<vendor>/op_api/lib/libcust_opapi.so         the two phases of every operator
@@ -41,6 +41,7 @@ from typing import Optional
 
 from .. import custom
 from ..custom import CustomOpError, OpDesc, camel
+from . import ophost
 from .build import INFO, ToolkitError, _locked, compiler, ensure_toolkit, is_toolkit
 
 IMPL = Path("op_impl") / "aclnn_py"
@@ -256,8 +257,8 @@ def generate(definitions: Sequence, kernels: os.PathLike | str, out: os.PathLike
     bad definition or kernels module, ToolkitError when the library cannot be built."""
     check_vendor(vendor)
     sources: list = []
-    for path in definitions:
-        sources += [dict(op) for op in custom._read(Path(path))]
+    for path in definitions:  # msOpGen's JSON, or op_host C++ (a file or a directory)
+        sources += ophost.definitions(path)
     descs = custom.parse(sources)  # validates every op; names unique across the files
     module = custom._kernel_source(kernels)
     custom.kernels_from_module(module, descs)
