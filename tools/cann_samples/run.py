@@ -219,6 +219,12 @@ class Harness:
                               text=True)
         return {ln.split()[-1] for ln in proc.stdout.splitlines() if ln.strip()}
 
+    def params(self, op: str, snake: str) -> list[str] | None:
+        """The parameter names of aclnn<op>GetWorkspaceSize in the installed package's header
+        aclnn_<snake>.h, before workspaceSize and executor (None: no such header/function)."""
+        inc = self.prefix / "opp" / "vendors" / "customize" / "op_api" / "include"
+        return header_params(inc / f"aclnn_{snake}.h", op)
+
     # -- samples -----------------------------------------------------------------------------
     def sample_dir(self, s: dict) -> Path:
         """Where the copy of a sample lives: work/<name>/<its own directory name>, so that a
@@ -277,6 +283,22 @@ class Harness:
         return None
 
 
+def header_params(header: Path, op: str) -> list[str] | None:
+    if not header.is_file():
+        return None
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", header.read_text(), flags=re.S)
+    m = re.search(rf"\baclnn{re.escape(op)}GetWorkspaceSize\s*\(([^)]*)\)", text)
+    if not m:
+        return None
+    names = [re.findall(r"[A-Za-z_]\w*", p)[-1] for p in m.group(1).split(",") if p.strip()]
+    return [n for n in names if n not in ("workspaceSize", "executor")]
+
+
+def snake_case(op: str) -> str:
+    """CANN's file name of an operator: AddCustom -> add_custom."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", op).lower()
+
+
 def safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
@@ -325,9 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict] = {}
     runnable = []
     refused: set[str] = set()
+    names_ok = True
     for s in catalog:
         why = h.available(s)
-        res = {"own": "skip", "all": "", "note": why or ""}
+        res = {"own": "skip", "all": "", "names": "", "note": why or ""}
         results[s["name"]] = res
         if why:
             continue
@@ -337,8 +360,15 @@ def main(argv: list[str] | None = None) -> int:
                                h.logs / "opgen" / (safe(s["name"]) + ".log"))
         if not good:
             res["own"], res["note"] = "FAIL (opgen)", tail(text, 4)
-            refused.add(s["op"])
+            refused.add(s["name"])
         else:
+            if s.get("cann_params"):
+                got = h.params(s["op"], snake_case(s["op"]))
+                res["names"] = "equal" if got == s["cann_params"] else "DIFFER"
+                if got != s["cann_params"]:
+                    names_ok = False
+                    print(f"[names differ] {s['op']}: generated {got}, CANN's "
+                          f"{s['cann_params']} ({s['cann_params_from']})")
             good, text = h.run_sample(s, "own")
             res["own"] = "pass" if good else "FAIL"
             res["note"] = "" if good else tail(text)
@@ -348,16 +378,18 @@ def main(argv: list[str] | None = None) -> int:
 
     all_ok = True
     if not args.no_all and runnable:
-        # the operators whose own definition opgen took (a refused one would stop them all;
-        # it is reported as left out)
+        # each operator's definition: its first sample's; one opgen refused is left out (it
+        # would stop them all) and reported
         first: dict[str, dict] = {}
         for s in runnable:
-            if s["op"] not in refused:
-                first.setdefault(s["op"], s)
-        if refused:
+            first.setdefault(s["op"], s)
+        left_out = sorted(op for op, s in first.items() if s["name"] in refused)
+        for op in left_out:
+            del first[op]
+        if left_out:
             all_ok = False
             print("left out of the package of all operators (opgen refused their definition): "
-                  + ", ".join(sorted(refused)))
+                  + ", ".join(left_out))
         defs = [h.definition(s) for s in first.values()]
         kern = h.combined_kernels(list(first.values()))
         good, text = h.install(defs, kern, h.logs / "opgen" / "all.log")
@@ -386,14 +418,14 @@ def main(argv: list[str] | None = None) -> int:
         res = results[s["name"]]
         note = res["note"].splitlines()[-1][:70] if res["note"] else ""
         src = "override" if s["op"] in h.overrides else Path(s["definition"]).suffix[1:]
-        rows.append([s["name"], s["op"], src, res["own"], res["all"], note])
+        rows.append([s["name"], s["op"], src, res["own"], res["all"], res["names"], note])
     print()
-    print(table(rows, ["sample", "operator", "def", "own pkg", "all pkg", "note"]))
+    print(table(rows, ["sample", "operator", "def", "own pkg", "all pkg", "names", "note"]))
     own = [r for r in rows if r[3] != "skip"]
     passed = sum(r[3] == "pass" for r in own)
     print(f"\n{passed} of {len(own)} samples pass with their own package;"
           f" {len({s['op'] for s in runnable})} operators; logs in {h.logs}")
-    everything = passed == len(own) and all_ok and all(
+    everything = passed == len(own) and all_ok and names_ok and all(
         r[4] in ("pass", "") for r in own)
     return 0 if everything and own else 1
 
