@@ -17,7 +17,14 @@ NumPy kernel (kernels/<op>.py). For each sample it
    directory, and only the variable the sample documents (ASCEND_INSTALL_PATH or
    ASCEND_HOME_DIR) set to the prefix;
 5. passes when run.sh exits 0 and its output says "test pass" (the samples' own verification:
-   verify_result.py, or the Naive programs' own comparison) and never "test failed".
+   verify_result.py, or the Naive programs' own comparison) and never "test failed" or
+   "[ERROR] result error" (several run.sh exit 0 either way);
+6. where samples.json gives ``cann_params``, compares the parameter names of the installed
+   header's aclnn<Op>GetWorkspaceSize with CANN's.
+
+Two samples.json fields adapt a checkout, never a sample's file: ``mkdirs`` creates empty
+directories the sample's README lists (git keeps none), and ``package`` puts the operator package
+where a FrameworkLaunchLite sample's CMake reads it (its project's build_out, not installed).
 
 Then one package holding every operator (``opgen`` of all the definitions at once, the kernels
 modules joined into one) is installed; every operator's ``aclnn<Op>GetWorkspaceSize`` and
@@ -31,10 +38,8 @@ See docs/custom_ops.md, "CANN's own samples".
 
     python tools/cann_samples/run.py --samples ~/src/samples --cann-ops ~/src/cann-ops
 
-Options for trying it before a feature lands: ``--fake-prefix`` lays out the CANN directories
-with symlinks into ``aclnn-py toolkit`` (for a toolkit without ``--prefix``) and writes each
-package with ``opgen -o PREFIX/opp`` instead of ``--install``; ``--def OP=FILE`` uses FILE as
-OP's definition instead of the sample's own (the table marks it).
+``--def OP=FILE`` uses FILE as OP's definition instead of the sample's own (to try a sample
+whose definition opgen does not read yet; the table marks it).
 """
 
 from __future__ import annotations
@@ -42,7 +47,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import shlex
 import shutil
@@ -142,34 +146,10 @@ class Harness:
 
     # -- the toolkit -------------------------------------------------------------------------
     def make_prefix(self) -> tuple[bool, str]:
-        if self.args.fake_prefix:
-            return self.fake_prefix()
         rc, text = run([*aclnn_py(), "toolkit", "--prefix", str(self.prefix)], self.scratch,
                        clean_env(self.home), self.args.timeout, self.logs / "toolkit.log")
         ok = rc == 0 and (self.prefix / "bin" / "setenv.bash").is_file()
         return ok, text
-
-    def fake_prefix(self) -> tuple[bool, str]:
-        """CANN's directories as symlinks into the toolkit of ``aclnn-py toolkit``; entries that
-        already exist in the prefix are kept."""
-        rc, text = run([*aclnn_py(), "toolkit"], self.scratch, clean_env(self.home),
-                       self.args.timeout, self.logs / "toolkit.log")
-        if rc:
-            return False, text
-        tk = Path(text.strip().splitlines()[-1])
-        p = self.prefix
-        arch = f"{platform.machine()}-linux"
-        for sub in ("bin", "runtime", arch, "opp/vendors"):
-            (p / sub).mkdir(parents=True, exist_ok=True)
-        links = {"include": tk / "include", "lib64": tk / "lib64", "python": tk / "python",
-                 "runtime/include": tk / "include", "runtime/lib64": tk / "lib64",
-                 f"{arch}/include": tk / "include", f"{arch}/lib64": tk / "lib64"}
-        for name, target in links.items():
-            if not (p / name).exists():
-                (p / name).symlink_to(target)
-        if not (p / "bin" / "setenv.bash").exists():
-            (p / "bin" / "setenv.bash").write_text(f'source "{tk}/set_env.sh"\n')
-        return True, f"fake prefix over {tk}"
 
     # -- packages ----------------------------------------------------------------------------
     def definition(self, s: dict) -> Path:
@@ -180,15 +160,10 @@ class Harness:
     def install(self, defs: list[Path], kernels: Path, log: Path,
                 out: Path | None = None) -> tuple[bool, str]:
         """``opgen DEFS --kernels KERNELS --install`` after sourcing the prefix's setenv.bash
-        (``-o PREFIX/opp`` with --fake-prefix; ``-o OUT`` when given)."""
+        (``-o OUT`` instead when given)."""
         q = " ".join(shlex.quote(str(d)) for d in defs)
         cli = " ".join(shlex.quote(c) for c in aclnn_py())
-        if out is not None:
-            where = f"-o {shlex.quote(str(out))}"
-        elif self.args.fake_prefix:
-            where = f"-o {shlex.quote(str(self.prefix / 'opp'))}"
-        else:
-            where = "--install"
+        where = f"-o {shlex.quote(str(out))}" if out is not None else "--install"
         script = (f"source {shlex.quote(str(self.prefix / 'bin' / 'setenv.bash'))} && "
                   f"{cli} opgen {q} --kernels {shlex.quote(str(kernels))} {where}")
         rc, text = run(["bash", "-c", script], self.scratch, clean_env(self.home),
@@ -322,8 +297,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=900, help="seconds per command")
     ap.add_argument("--no-all", action="store_true",
                     help="skip the package of all operators and the second round")
-    ap.add_argument("--fake-prefix", action="store_true",
-                    help="lay out CANN's directories with symlinks (a toolkit without --prefix)")
     ap.add_argument("--def", dest="defs", action="append", metavar="OP=FILE",
                     help="use FILE as OP's definition instead of the sample's own")
     args = ap.parse_args(argv)
