@@ -648,8 +648,9 @@ def test_a_cpp_error_names_the_file_and_line(tmp_path, leaky):
     ('this->Input("x").DataType({ge::DT_FLOAT}); this->Output("y").DataType({ge::DT_FLOAT});'
      'this->Attr("k").AttrType(OPTIONAL).ListListInt({{1, 2}, {3}});',
      r":12: ErrCustom.attr\[0\].type: 'listListInt' is not one of"),
-    ('this->Input("x").DataType({ge::DT_FLOAT}); this->Output("x").DataType({ge::DT_FLOAT});',
-     r":12: ErrCustom: the name 'x' is used twice"),
+    ('this->Input("x").DataType({ge::DT_FLOAT}); this->Output("y").DataType({ge::DT_FLOAT});'
+     'this->Attr("x").AttrType(OPTIONAL).Int(1);',
+     r":12: ErrCustom.attr\[0\].name: the name 'x' is used twice"),
     ('throw std::runtime_error("no definition today");',
      r"constructing the OP_ADD definitions failed .*no definition today"),
     ("std::abort();", r"constructing the OP_ADD definitions was killed by signal 6"),
