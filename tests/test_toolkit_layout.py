@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -304,6 +305,31 @@ def test_project_built_by_hand_with_ddk_path(prefix, tmp_path):
     proc = shell(script, {}, project)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1] == "test pass"
+
+
+@needs_cmake
+def test_project_from_its_op_host_source(xdg, tmp_path):
+    """The operator installed from the project's op_host C++ source (msOpGen's op_host/<op>.cpp
+    with its tiling header, in a shell that sourced setenv.bash) instead of its JSON: both
+    run.sh styles build against it and pass their own verification."""
+    prefix = new_prefix(xdg, tmp_path / "home")
+    script = (f'source "{prefix}/bin/setenv.bash" && "{sys.executable}" -m aclnn_py opgen '
+              f'"{PROJECT}/op_host/add_custom.cpp" --kernels "{PROJECT}/add_custom.py" '
+              "--install")
+    proc = shell(script, {"XDG_CACHE_HOME": str(xdg)}, Path(tempfile.gettempdir()))
+    assert proc.returncode == 0, proc.stderr
+    vendor = prefix / "opp" / "vendors" / "customize"
+    assert proc.stdout.strip() == str(vendor)
+    header = (vendor / "op_api" / "include" / "aclnn_add_custom.h").read_text()
+    assert re.search(r"aclnnAddCustomGetWorkspaceSize\(\s*const aclTensor \*x,\s*"
+                     r"const aclTensor \*y,\s*const aclTensor \*out,\s*uint64_t "
+                     r"\*workspaceSize,\s*aclOpExecutor \*\*executor\);", header), header
+    project = copy_project(tmp_path)
+    for sample, var in (("AclNNInvocation", "ASCEND_INSTALL_PATH"),
+                        ("AclNNInvocationNaive", "ASCEND_HOME_DIR")):
+        proc = shell("bash run.sh", {var: str(prefix)}, project / sample)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.stdout.splitlines()[-1] == "test pass", sample
 
 
 @needs_cmake
