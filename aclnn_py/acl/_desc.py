@@ -33,14 +33,19 @@ _SUB_BYTE_BITS = {29: 4, 30: 1, 38: 6, 39: 6, 40: 4, 41: 4}  # INT4, UINT1, FLOA
 _NO_SIZE = {13}  # ACL_STRING: no fixed element size
 
 
-class _Registry:
-    """Live objects by handle, and the last few destroyed handles (for a clear message)."""
+class HandleTable:
+    """Opaque C handles of one kind of object: ``tag`` in bits 48-55 (not a user-space
+    address), the kind in bits 44-47, a serial number above 4 zero bits. Live objects by handle,
+    and the last ``tombstones`` destroyed handles (with their objects when ``keep``), so that a
+    use after destroy gets its own message. The toolkit's bridge keeps its handles in these
+    too."""
 
-    def __init__(self, kind: int, name: str, creator: str):
-        self.base = (0xAD << 48) | (kind << 44)
-        self.name, self.creator = name, creator
+    def __init__(self, tag: int, kind: int, name: str, creator: str, keep: bool = False,
+                 tombstones: int = _TOMBSTONES):
+        self.base = (tag << 48) | (kind << 44)
+        self.name, self.creator, self.keep, self.tombstones = name, creator, keep, tombstones
         self.live: dict[int, Any] = {}
-        self.dead: OrderedDict[int, None] = OrderedDict()
+        self.dead: OrderedDict[int, Any] = OrderedDict()
         self.lock = threading.Lock()
         self.serial = 0
 
@@ -51,15 +56,37 @@ class _Registry:
             self.live[handle] = obj
         return handle
 
+    def lookup(self, handle: int) -> tuple[Any, bool]:
+        """(the live object or None, whether ``handle`` is a remembered destroyed one); the
+        object of a destroyed handle when the table keeps them."""
+        with self.lock:
+            obj = self.live.get(handle)
+            if obj is not None:
+                return obj, False
+            return self.dead.get(handle), handle in self.dead
+
+    def retire(self, handle: int) -> None:
+        with self.lock:
+            obj = self.live.pop(handle, None)
+            if obj is not None:
+                self.dead[handle] = obj if self.keep else None
+                while len(self.dead) > self.tombstones:
+                    self.dead.popitem(last=False)
+
+
+class _Registry(HandleTable):
+    """Descriptors and buffers: a null, destroyed or unknown handle is a code and a message."""
+
+    def __init__(self, kind: int, name: str, creator: str):
+        super().__init__(0xAD, kind, name, creator)
+
     def find(self, api: str, what: str, handle) -> tuple[Any, int]:
         """(object, 0), or (None, 100000 with a message) for null, destroyed, unknown."""
         if handle is None or handle == 0:
             return None, _record(api, _INVALID, f"{what} is null")
         if isinstance(handle, bool) or not isinstance(handle, int):
             raise TypeError(f"{api}: {what} must be an int handle, not {type(handle).__name__}")
-        with self.lock:
-            obj = self.live.get(handle)
-            dead = obj is None and handle in self.dead
+        obj, dead = self.lookup(handle)
         if obj is not None:
             return obj, 0
         text = (f"{what} 0x{handle & 0xFFFFFFFFFFFFFFFF:x} was already destroyed" if dead else
@@ -67,12 +94,7 @@ class _Registry:
                 f"created by {self.creator}, or destroyed long ago)")
         return None, _record(api, _INVALID, text)
 
-    def remove(self, handle: int) -> None:
-        with self.lock:
-            if self.live.pop(handle, None) is not None:
-                self.dead[handle] = None
-                while len(self.dead) > _TOMBSTONES:
-                    self.dead.popitem(last=False)
+    remove = HandleTable.retire
 
 
 class TensorDesc:

@@ -21,7 +21,6 @@ import atexit
 import functools
 import sys
 import threading
-from collections import OrderedDict
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -65,45 +64,22 @@ class Unknown(Exception):
                          f"of another kind, or never created by {handles.creator})")
 
 
-class Handles:
-    """Opaque C handles of one kind of Python object: ``0xAC`` in bits 48-55 (not a user-space
-    address), the kind in bits 44-47, a serial number above 4 zero bits. Live objects by handle,
-    and the last :data:`TOMBSTONES` retired ones."""
+class Handles(acl_desc.HandleTable):
+    """Opaque C handles of one kind of Python object (``0xAC`` in bits 48-55); retired objects
+    are kept, the last :data:`TOMBSTONES` of them, for the Python API's own answer."""
 
     def __init__(self, kind: int, name: str, creator: str, cls: type):
-        self.base = (0xAC << 48) | (kind << 44)
-        self.name, self.creator, self.cls = name, creator, cls
-        self.live: dict[int, Any] = {}
-        self.dead: OrderedDict[int, Any] = OrderedDict()
-        self.lock = threading.Lock()
-        self.serial = 0
-
-    def add(self, obj: Any) -> int:
-        with self.lock:
-            self.serial += 1
-            handle = self.base | (self.serial << 4)
-            self.live[handle] = obj
-        return handle
+        super().__init__(0xAC, kind, name, creator, keep=True, tombstones=TOMBSTONES)
+        self.cls = cls
 
     def get(self, what: str, handle: int) -> Any:
         """The object of ``handle`` (live or retired); None for 0; :class:`Unknown` else."""
         if handle == 0:
             return None
-        with self.lock:
-            obj = self.live.get(handle)
-            if obj is None:
-                obj = self.dead.get(handle)
+        obj, _dead = self.lookup(handle)
         if obj is None:
             raise Unknown(what, handle, self)
         return obj
-
-    def retire(self, handle: int) -> None:
-        with self.lock:
-            obj = self.live.pop(handle, None)
-            if obj is not None:
-                self.dead[handle] = obj
-                while len(self.dead) > TOMBSTONES:
-                    self.dead.popitem(last=False)
 
 
 TENSORS = Handles(1, "aclTensor", "aclCreateTensor", aclTensor)
