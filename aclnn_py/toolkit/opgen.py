@@ -252,10 +252,12 @@ def generate(definitions: Sequence, kernels: os.PathLike | str, out: os.PathLike
              vendor: str = "customize", toolkit: Optional[Path] = None,
              include_dirs: Sequence = ()) -> Path:
     """Write the package (see the module's docstring) and return its ``vendors/<vendor>``
-    directory (op_host sources compiled with ``include_dirs`` too, see ophost.include_path). Its library is linked against ``toolkit``'s libascendcl.so (default: the cached
-    toolkit); when ``out`` is that toolkit's opp/ (an install), the library finds the toolkit
-    relative to itself first, so that a moved toolkit keeps working. Raises CustomOpError for a
-    bad definition or kernels module, ToolkitError when the library cannot be built."""
+    directory. Op_host sources are compiled with ``include_dirs`` too (``-I``, see
+    ``ophost.include_path``). Its library is linked against ``toolkit``'s libascendcl.so
+    (default: the cached toolkit); when ``out`` is that toolkit's opp/ (an install), the
+    library finds the toolkit relative to itself first, so that a moved toolkit keeps working.
+    Raises CustomOpError for a bad definition or kernels module, ToolkitError when the library
+    cannot be built."""
     check_vendor(vendor)
     sources: list = []
     for path in definitions:  # msOpGen's JSON, or op_host C++ (a file or a directory)
