@@ -126,6 +126,8 @@ def include_path(files: Sequence[Path], include_dirs: Sequence[PathLike] = ()) -
     (msOpGen projects) and the ``src/common/inc`` of its nearest ancestor that has one
     (cann-ops), each only when it exists. CustomOpError for a given directory that does not
     exist."""
+    if isinstance(include_dirs, (str, os.PathLike)):  # one directory, not its characters
+        include_dirs = [include_dirs]
     out: list[Path] = []
     for d in include_dirs:
         p = Path(d)
