@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -588,6 +589,266 @@ def test_matmul_tiling_sources_compile_in_both_forms(tmp_path):
         [("a", ["fp16"]), ("b", ["fp16"]), ("bias", ["float"]), ("c", ["float"])]
 
 
+# ------------------------------ the Ascend C library's host helpers, tiling-key templates ---
+
+HELPERS_CPP = """
+#include <vector>
+#include "graph/utils/type_utils.h"
+#include "kernel_tiling/kernel_tiling.h"
+#include "register/op_def_registry.h"
+#include "tiling/tiling_api.h"
+
+// CANN's kernel-side structures: 16 uint32_t fields; 25 uint32_t and a float
+static_assert(sizeof(AscendC::tiling::SoftMaxTiling) == 16 * 4, "SoftMaxTiling");
+static_assert(sizeof(AscendC::tiling::LayerNormTiling) == 26 * 4, "LayerNormTiling");
+
+namespace optiling {
+BEGIN_TILING_DATA_DEF(HelpersTilingData)
+  TILING_DATA_FIELD_DEF_ARR(uint32_t, 8, lengths);
+  TILING_DATA_FIELD_DEF_ARR(uint32_t, 12, sizes);
+  TILING_DATA_FIELD_DEF_STRUCT(SoftMaxTiling, softmax);
+  TILING_DATA_FIELD_DEF_STRUCT(LayerNormTiling, layernorm);
+END_TILING_DATA_DEF;
+
+static ge::graphStatus TilingFunc(gert::TilingContext *context)
+{
+    HelpersTilingData t;
+    const ge::DataType types[8] = {ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_INT8, ge::DT_INT64,
+                                   ge::DT_BF16, ge::DT_BOOL, ge::DT_INT4, ge::DT_STRING};
+    uint32_t lengths[8];
+    for (int i = 0; i < 8; i++) {
+        uint32_t n = 12345;
+        bool ok = ge::TypeUtils::GetDataTypeLength(types[i], n);
+        lengths[i] = ok ? n : 1000000 + n;
+    }
+    t.set_lengths(lengths);
+    auto in = context->GetInputShape(0)->GetOriginShape();
+    int64_t rows = in.GetDim(0), cols = in.GetDim(1);
+    ge::Shape src(std::vector<int64_t>{rows, cols});
+    auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    uint32_t s[12] = {0};
+    AscendC::GetBroadCastMaxMinTmpSize(platform, ge::Shape(std::vector<int64_t>{rows, 1}), src,
+                                       2, false, s[0], s[1]);
+    AscendC::GetBroadCastMaxMinTmpSize(platform, src, src, 2, false, s[2], s[3]);
+    AscendC::GetSigmoidMaxMinTmpSize(src, 2, false, s[4], s[5]);
+    AscendC::GetTanhMaxMinTmpSize(src, 4, false, s[6], s[7]);
+    AscendC::GetMeanMaxMinTmpSize(static_cast<uint32_t>(cols), 2, 4, false, s[8], s[9]);
+    s[10] = AscendC::GetSoftMaxMinTmpSize(src, 2, false);
+    s[11] = AscendC::GetSoftMaxMaxTmpSize(src, 2, false);
+    t.set_sizes(s);
+    AscendC::SoftMaxTilingFunc(src, 2, s[10], t.softmax);
+    ge::Shape bsh(std::vector<int64_t>{1, rows, cols});
+    uint32_t lnMax = 0, lnMin = 0;
+    AscendC::GetLayerNormMaxMinTmpSize(bsh, 4, false, lnMax, lnMin);
+    if (lnMin == 0 || lnMin > lnMax)
+        return ge::GRAPH_FAILED;
+    AscendC::GetLayerNormNDTilingInfo(bsh, lnMax, 4, false, t.layernorm);
+    t.SaveToBuffer(context->GetRawTilingData()->GetData(),
+                   context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(t.GetDataSize());
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+
+namespace ops {
+class HelpersCustom : public OpDef {
+public:
+    explicit HelpersCustom(const char *name) : OpDef(name)
+    {
+        this->Input("x").DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+        this->Output("y").DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+        this->AICore().SetTiling(optiling::TilingFunc).AddConfig("ascend910b");
+    }
+};
+OP_ADD(HelpersCustom);
+}  // namespace ops
+"""
+
+
+def test_type_utils_and_the_vector_librarys_tiling_helpers(tmp_path):
+    """ge::TypeUtils::GetDataTypeLength gives an element's bytes (false, length untouched, for
+    a sub-byte type or a string); the Ascend C library's host helpers that op_host tiling
+    functions call (broadcast, sigmoid, tanh, mean and softmax temporary sizes, the softmax
+    and layernorm tilings) run, with CANN's tiling structures."""
+    src = write(tmp_path, "helpers_custom.cpp", HELPERS_CPP)
+    (op,) = ophost.read(src)
+    assert op["op"] == "HelpersCustom"
+    rows, cols = 8, 64
+    fp16, nd = 1, 2  # ge::DT_FLOAT16, ge::FORMAT_ND
+    t = ophost.TilingProgram(src).run("HelpersCustom", [(fp16, nd, (rows, cols))],
+                                      [(fp16, nd, (rows, cols))], [])
+    assert len(t.data) == 8 * 4 + 12 * 4 + 16 * 4 + 26 * 4
+    words = np.frombuffer(t.data, dtype="<u4")
+    lengths, sizes = words[:8], words[8:20]
+    softmax, layernorm = words[20:36], words[36:62]
+    assert list(lengths) == [2, 4, 1, 8, 2, 1, 1012345, 1012345]
+    bc_max, bc_min, same_max, same_min = sizes[:4]
+    assert 0 < bc_min <= bc_max and same_max == same_min == 0  # equal shapes need none
+    for lo, hi in ((sizes[5], sizes[4]), (sizes[7], sizes[6]), (sizes[9], sizes[8]),
+                   (sizes[10], sizes[11])):
+        assert 0 < lo <= hi and lo % 32 == 0 and hi % 32 == 0
+    src_m, src_k, src_size = softmax[:3]
+    split_m, split_k, range_m, tail_m = softmax[6], softmax[7], softmax[12], softmax[13]
+    assert (src_m, src_k, src_size) == (rows, cols, rows * cols) and split_k == cols
+    assert 1 <= split_m <= rows and split_m * range_m + tail_m == rows
+    b, s, h, original_h, x_size, mean_var = layernorm[:6]
+    assert (b, s, h, original_h, x_size, mean_var) == (1, rows, cols, cols, rows * cols, rows)
+    assert np.frombuffer(t.data[-4:], dtype="<f4")[0] == np.float32(1 / cols)
+
+
+def test_tiling_key_templates_encode_the_documented_bits(tmp_path):
+    """GET_TPL_TILING_KEY of ascendc/host_api/tiling/template_argument.h: the parameters of
+    ASCENDC_TPL_ARGS_DECL from the lowest bits up, a data type as its value in 8 bits, an
+    unsigned parameter as the index of its value among those declared (ranges expanded) in its
+    declared width, a bool in 1 bit; an undeclared value gives all ones."""
+    src = write(tmp_path, "key_custom.cpp", """
+        #include "register/op_def_registry.h"
+        #include "ascendc/host_api/tiling/template_argument.h"
+        #define KEY_FP16 10
+        #define KEY_FP32 20
+        ASCENDC_TPL_ARGS_DECL(KeyCustom,
+            ASCENDC_TPL_DTYPE_DECL(D_T, KEY_FP16, KEY_FP32),
+            ASCENDC_TPL_UINT_DECL(TILES, ASCENDC_TPL_4_BW, ASCENDC_TPL_UI_MIX, 1, 0, 2, 7, 9),
+            ASCENDC_TPL_UINT_DECL(MODE, ASCENDC_TPL_2_BW, ASCENDC_TPL_UI_LIST, 5, 3),
+            ASCENDC_TPL_BOOL_DECL(SPLIT, 0, 1),
+        );
+        ASCENDC_TPL_SEL(
+            ASCENDC_TPL_ARGS_SEL(
+                ASCENDC_TPL_DTYPE_SEL(D_T, KEY_FP16),
+                ASCENDC_TPL_UINT_SEL(TILES, ASCENDC_TPL_UI_LIST, 1, 9),
+                ASCENDC_TPL_UINT_SEL(MODE, ASCENDC_TPL_UI_LIST, 5, 3),
+                ASCENDC_TPL_BOOL_SEL(SPLIT, 0, 1),
+                ASCENDC_TPL_TILING_STRUCT_SEL(optiling::Nothing)
+            )
+        );
+        namespace optiling {
+        static ge::graphStatus TilingFunc(gert::TilingContext *context)
+        {
+            const gert::RuntimeAttrs *attrs = context->GetAttrs();
+            uint32_t dt = context->GetInputDesc(0)->GetDataType() == ge::DT_FLOAT16 ? KEY_FP16
+                                                                                   : KEY_FP32;
+            uint32_t tiles = static_cast<uint32_t>(*attrs->GetInt(0));
+            uint32_t mode = static_cast<uint32_t>(*attrs->GetInt(1));
+            uint32_t split = static_cast<uint32_t>(*attrs->GetInt(2));
+            ASCENDC_TPL_SEL_PARAM(context, dt, tiles, mode, split);
+            return ge::GRAPH_SUCCESS;
+        }
+        }
+        namespace ops {
+        class KeyCustom : public OpDef {
+        public:
+            explicit KeyCustom(const char *name) : OpDef(name)
+            {
+                this->Input("x").DataType({ge::DT_FLOAT16, ge::DT_FLOAT});
+                this->Output("y").DataType({ge::DT_FLOAT16, ge::DT_FLOAT});
+                this->Attr("tiles").Int();
+                this->Attr("mode").Int();
+                this->Attr("split").Int();
+                this->AICore().SetTiling(optiling::TilingFunc).AddConfig("ascend910b");
+            }
+        };
+        OP_ADD(KeyCustom);
+        }
+        """)
+    program = ophost.TilingProgram(src)
+    nd = 2
+
+    def key(dtype, tiles, mode, split):
+        spec = (dtype, nd, (4,))
+        return program.run("KeyCustom", [spec], [spec], [("int", tiles), ("int", mode),
+                                                         ("int", split)]).tiling_key
+
+    # TILES declares 0, 1, 2 (the range 0..2), then 7, 9: 9 is index 4; MODE 5, 3: 3 is index 1
+    assert key(1, 9, 3, 1) == 10 | 4 << 8 | 1 << 12 | 1 << 14
+    assert key(0, 2, 5, 0) == 20 | 2 << 8
+    assert key(1, 5, 5, 0) == 2**64 - 1  # 5 is not a declared TILES value
+
+
+def test_include_directories_given_and_found(tmp_path):
+    """Headers of an op_host source are found in -I directories (in order), the source's own
+    directory, a sibling ../op_kernel (msOpGen projects) and the nearest ancestor's
+    src/common/inc (cann-ops); a header found nowhere names the directories searched."""
+    def op_source(includes: str) -> str:
+        return includes + """
+        #include "register/op_def_registry.h"
+        namespace ops {
+        class IncCustom : public OpDef {
+        public:
+            explicit IncCustom(const char *name) : OpDef(name)
+            {
+                this->Input("x").DataType({INC_DTYPE});
+                this->Output("y").DataType({INC_DTYPE});
+            }
+        };
+        OP_ADD(IncCustom);
+        }
+        """
+
+    def dtype_header(folder: Path, name: str, dtype: str) -> None:
+        write(folder, name, f"#pragma once\n#include \"graph/types.h\"\n"
+                            f"#define INC_DTYPE ge::{dtype}\n")
+
+    def types(path, include_dirs=()):
+        (op,) = ophost.read(path, include_dirs)
+        return op["input_desc"][0]["type"]
+
+    # -I: a directory of nothing else
+    extra = tmp_path / "extra"
+    dtype_header(extra, "inc_types.h", "DT_INT32")
+    plain = write(tmp_path / "plain", "inc_custom.cpp", op_source('#include "inc_types.h"'))
+    with pytest.raises(CustomOpError, match=r"inc_types\.h: No such file.*-I DIR"):
+        ophost.read(plain)
+    assert types(plain, [extra]) == ["int32"]
+    with pytest.raises(CustomOpError, match=r"-I '.*nowhere': no such directory"):
+        ophost.read(plain, [tmp_path / "nowhere"])
+
+    # msOpGen project: op_host/x.cpp includes a header of ../op_kernel
+    project = tmp_path / "IncProject"
+    dtype_header(project / "op_kernel", "inc_kernel_types.h", "DT_INT64")
+    msopgen = write(project / "op_host", "inc_custom.cpp",
+                    op_source('#include "inc_kernel_types.h"'))
+    assert types(msopgen) == ["int64"]
+
+    # cann-ops: the nearest src/common/inc, not one further up; -I comes before it
+    outer, inner = tmp_path / "ops", tmp_path / "ops" / "nested"
+    dtype_header(outer / "src" / "common" / "inc" / "group", "inc_utils.h", "DT_FLOAT")
+    dtype_header(inner / "src" / "common" / "inc" / "group", "inc_utils.h", "DT_INT8")
+    cann_ops = write(inner / "src" / "group" / "inc_custom" / "op_host", "inc_custom.cpp",
+                     op_source('#include "group/inc_utils.h"'))
+    assert types(cann_ops) == ["int8"]
+    dtype_header(extra / "group", "inc_utils.h", "DT_UINT8")
+    assert types(cann_ops, [extra]) == ["uint8"]
+    lonely = write(tmp_path / "lonely" / "op_host", "inc_custom.cpp",
+                   op_source('#include "group/inc_utils.h"'))
+    with pytest.raises(CustomOpError, match=r"group/inc_utils\.h: No such file"):
+        ophost.read(lonely)
+
+
+@pytest.mark.parametrize("builder, kind", [(".Scalar()", "aclScalar"),
+                                           (".ScalarList()", "aclScalarList")])
+def test_scalar_inputs_are_refused_by_name(tmp_path, builder, kind):
+    """An input declared .Scalar() / .ScalarList() is an aclScalar / aclScalarList of the aclnn
+    API, which an msOpGen JSON definition cannot express: refused, naming the input."""
+    src = write(tmp_path, "scalar_custom.cpp", f"""
+        #include "register/op_def_registry.h"
+        namespace ops {{
+        class ScalarCustom : public OpDef {{
+        public:
+            explicit ScalarCustom(const char *name) : OpDef(name)
+            {{
+                this->Input("x").ParamType(DYNAMIC).DataType({{ge::DT_FLOAT}});
+                this->Input("alpha"){builder}.ParamType(REQUIRED).DataType({{ge::DT_FLOAT}});
+                this->Output("y").ParamType(DYNAMIC).DataType({{ge::DT_FLOAT}});
+            }}
+        }};
+        OP_ADD(ScalarCustom);
+        }}
+        """)
+    with pytest.raises(CustomOpError, match=rf"ScalarCustom: input 'alpha' is declared an "
+                                            rf"{kind} \({re.escape(builder)}\)"):
+        ophost.read(src)
+
+
 # ------------------------------------------------------------------------- errors ---------
 
 
@@ -977,3 +1238,49 @@ def test_opgen_cli_from_a_directory_matches_the_json_package(tmp_path, leaky):
     assert parsed(json.loads((a / ops_json).read_text())) == \
         parsed(json.loads((b / ops_json).read_text()))
     assert (a / "op_api" / "lib" / "libcust_opapi.so").is_file()
+
+
+@pytest.mark.skipif(not sysconfig.get_config_var("Py_ENABLE_SHARED"),
+                    reason="this Python has no shared libpython, which the toolkit embeds")
+def test_opgen_cli_include_option(tmp_path):
+    """`aclnn-py opgen SRC -I DIR`: DIR is searched for the source's headers; a -I that is not a
+    directory is a usage error naming the option."""
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    write(tmp_path / "headers", "cli_types.h", """
+        #pragma once
+        #include "graph/types.h"
+        #define CLI_DTYPES {ge::DT_FLOAT16, ge::DT_FLOAT}
+        """)
+    src = write(tmp_path / "op_host", "cli_custom.cpp", """
+        #include "cli_types.h"
+        #include "register/op_def_registry.h"
+        namespace ops {
+        class CliCustom : public OpDef {
+        public:
+            explicit CliCustom(const char *name) : OpDef(name)
+            {
+                this->Input("x").DataType(CLI_DTYPES);
+                this->Output("y").DataType(CLI_DTYPES);
+            }
+        };
+        OP_ADD(CliCustom);
+        }
+        """)
+    kernels = write(tmp_path, "kernels.py", """
+        import numpy as np
+        def cli_custom(x, y):
+            np.copyto(y, x)
+        """)
+    missing = cli("opgen", src, "--kernels", kernels, "-o", tmp_path / "out",
+                  "-I", tmp_path / "nowhere", env=env)
+    assert missing.returncode == 2 and "'-I' / '--include'" in missing.stderr, missing.stderr
+    assert "nowhere" in missing.stderr and "Traceback" not in missing.stderr
+    without = cli("opgen", src, "--kernels", kernels, "-o", tmp_path / "out", env=env)
+    assert without.returncode == 1 and "cli_types.h: No such file" in without.stderr
+    ok = cli("opgen", src, "--kernels", kernels, "-o", tmp_path / "out",
+             "-I", tmp_path / "headers", env=env)
+    assert ok.returncode == 0, ok.stderr
+    vendor = Path(ok.stdout.strip())
+    (op,) = json.loads((vendor / "op_impl" / "aclnn_py" / "ops.json").read_text())
+    assert [p["type"] for p in op["input_desc"] + op["output_desc"]] == [["fp16", "float"]] * 2
+    assert (vendor / "op_api" / "include" / "aclnn_cli_custom.h").is_file()

@@ -317,13 +317,19 @@ def clean(everything: bool) -> None:
                    "bin/set_env.bash to use it).")
 @click.option("--vendor", default="customize", show_default=True,
               help="The vendor directory name, as CANN's custom operator packages have.")
+@click.option("-I", "--include", "include_dirs", multiple=True, metavar="DIR",
+              help="Also search DIR for the headers of op_host sources (repeatable, in order; "
+                   "after the toolkit's headers, before the directories found by themselves: "
+                   "the source's own, its ../op_kernel, the nearest src/common/inc).")
 def opgen(definitions: tuple, kernels: str, output, install: bool, install_path,
-          vendor: str) -> None:
+          vendor: str, include_dirs: tuple) -> None:
     """Build a custom operator package from msOpGen DEFINITIONS and NumPy kernels.
 
     A definition is msOpGen's JSON, or an op_host C++ source (.cpp, .cc, .cxx: the file with
     the OpDef subclass and OP_ADD) or a directory of them, compiled with the toolkit's op_host
-    headers to read the definitions.
+    headers to read the definitions; its headers are also searched for in -I DIRs, in the
+    source's own directory, in a sibling ../op_kernel and in the nearest ancestor's
+    src/common/inc (cann-ops), each when it exists.
 
     \b
     Writes, laid out as CANN's custom operator packages:
@@ -369,11 +375,16 @@ def opgen(definitions: tuple, kernels: str, output, install: bool, install_path,
                                "(or --install-path)")
     if not install and output is None:
         raise click.UsageError("give -o DIR (write the package there) or --install")
+    for d in include_dirs:
+        if not os.path.isdir(d):
+            raise click.BadParameter(f"{d!r}: no such directory", param_hint="'-I' / '--include'")
     try:
         if install:
-            root = install_package(list(definitions), kernels, vendor, install_path)
+            root = install_package(list(definitions), kernels, vendor, install_path,
+                                   include_dirs=include_dirs)
         else:
-            root = generate(list(definitions), kernels, output, vendor)
+            root = generate(list(definitions), kernels, output, vendor,
+                            include_dirs=include_dirs)
     except CustomOpError as exc:
         raise click.ClickException(str(exc)) from None
     except ToolkitError as exc:

@@ -249,16 +249,19 @@ def set_env(vendor: Path) -> str:
 
 
 def generate(definitions: Sequence, kernels: os.PathLike | str, out: os.PathLike | str,
-             vendor: str = "customize", toolkit: Optional[Path] = None) -> Path:
+             vendor: str = "customize", toolkit: Optional[Path] = None,
+             include_dirs: Sequence = ()) -> Path:
     """Write the package (see the module's docstring) and return its ``vendors/<vendor>``
-    directory. Its library is linked against ``toolkit``'s libascendcl.so (default: the cached
-    toolkit); when ``out`` is that toolkit's opp/ (an install), the library finds the toolkit
-    relative to itself first, so that a moved toolkit keeps working. Raises CustomOpError for a
-    bad definition or kernels module, ToolkitError when the library cannot be built."""
+    directory. Op_host sources are compiled with ``include_dirs`` too (``-I``, see
+    ``ophost.include_path``). Its library is linked against ``toolkit``'s libascendcl.so
+    (default: the cached toolkit); when ``out`` is that toolkit's opp/ (an install), the
+    library finds the toolkit relative to itself first, so that a moved toolkit keeps working.
+    Raises CustomOpError for a bad definition or kernels module, ToolkitError when the library
+    cannot be built."""
     check_vendor(vendor)
     sources: list = []
     for path in definitions:  # msOpGen's JSON, or op_host C++ (a file or a directory)
-        sources += ophost.definitions(path)
+        sources += ophost.definitions(path, include_dirs)
     descs = custom.parse(sources)  # validates every op; names unique across the files
     module = custom._kernel_source(kernels)
     custom.kernels_from_module(module, descs)
@@ -364,19 +367,21 @@ def _set_priority(vendors_dir: Path, vendor: str) -> None:
 
 def install(definitions: Sequence, kernels: os.PathLike | str, vendor: str = "customize",
             install_path: Optional[os.PathLike | str] = None,
-            env: Optional[Mapping[str, str]] = None) -> Path:
+            env: Optional[Mapping[str, str]] = None, include_dirs: Sequence = ()) -> Path:
     """Install the package as CANN's custom_opp_<os>_<arch>.run does and return its vendor
     directory: into <toolkit>/opp/vendors/<vendor> with the vendor first in
     opp/vendors/config.ini (the toolkit of the sourced setenv.bash, see ``env_toolkit``, else
     the default one), or into ``install_path``/vendors/<vendor> (whose bin/set_env.bash adds it
-    to ASCEND_CUSTOM_OPP_PATH). A package of the same vendor is replaced."""
+    to ASCEND_CUSTOM_OPP_PATH). A package of the same vendor is replaced. ``include_dirs`` as
+    :func:`generate`'s."""
     check_vendor(vendor)
     toolkit = env_toolkit(env) or ensure_toolkit()
     base = Path(os.path.abspath(install_path)) if install_path is not None else toolkit / "opp"
     vendors = base / "vendors"
     vendors.mkdir(parents=True, exist_ok=True)
     with _locked(vendors / ".aclnn-py-install.lock"):  # one install at a time there
-        root = generate(definitions, kernels, base, vendor, toolkit=toolkit)
+        root = generate(definitions, kernels, base, vendor, toolkit=toolkit,
+                        include_dirs=include_dirs)
         if install_path is None:
             _set_priority(vendors, vendor)
     return root

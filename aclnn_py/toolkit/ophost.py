@@ -70,6 +70,7 @@ OPTION_NAMES = {0: "IGNORE", 1: "OPTIONAL", 2: "REQUIRED", 3: "DYNAMIC", 4: "VIR
 ATTR_TYPES = ("bool", "float", "int", "str", "listBool", "listFloat", "listInt", "listListInt")
 UNSET, EXPLICIT, LIST = 0, 1, 2  # how DataType / Format were given (detail::ListMode)
 FOLLOW_ALL, FOLLOW_DTYPE, FOLLOW_FORMAT = 0, 1, 2  # ops::FollowType
+SCALAR_KINDS = {1: "an aclScalar (.Scalar())", 2: "an aclScalarList (.ScalarList())"}
 SOC = "ascend910b"  # the AICore config whose inputs and outputs the emulator takes
 
 _ERROR = re.compile(r"^(?P<where>.+?):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$")
@@ -110,26 +111,57 @@ def sources(path: PathLike) -> list[Path]:
     return found + tiling
 
 
-def definitions(path: PathLike) -> list[dict]:
+def definitions(path: PathLike, include_dirs: Sequence[PathLike] = ()) -> list[dict]:
     """The operators of one definition file: msOpGen's JSON as written, or (for a C++ source
-    or a directory of them) what :func:`read` makes of it."""
+    or a directory of them) what :func:`read` makes of it (``include_dirs`` as there)."""
     if is_source(path):
-        return read(path)
+        return read(path, include_dirs)
     return [dict(op) if isinstance(op, dict) else op for op in custom._read(Path(path))]
 
 
-def read(path: PathLike) -> list[dict]:
+def include_path(files: Sequence[Path], include_dirs: Sequence[PathLike] = ()) -> list[Path]:
+    """The directories searched for the headers of ``files`` after the toolkit's own: the
+    ``include_dirs`` given (``-I``, in order), then for each file (as CANN's project builds
+    put them on op_host's compile line) its own directory, its sibling ``../op_kernel``
+    (msOpGen projects) and the ``src/common/inc`` of its nearest ancestor that has one
+    (cann-ops), each only when it exists. CustomOpError for a given directory that does not
+    exist."""
+    if isinstance(include_dirs, (str, os.PathLike)):  # one directory, not its characters
+        include_dirs = [include_dirs]
+    out: list[Path] = []
+    for d in include_dirs:
+        p = Path(d)
+        if not p.is_dir():
+            raise CustomOpError(f"-I {str(d)!r}: no such directory (an include directory for "
+                                "the op_host source)")
+        out.append(p.resolve())
+    for f in files:
+        here = f.resolve().parent
+        out.append(here)
+        kernel = here.parent / "op_kernel"
+        if kernel.is_dir():
+            out.append(kernel)
+        for up in (here, *here.parents):
+            common = up / "src" / "common" / "inc"
+            if common.is_dir():
+                out.append(common)
+                break
+    return list(dict.fromkeys(out))
+
+
+def read(path: PathLike, include_dirs: Sequence[PathLike] = ()) -> list[dict]:
     """msOpGen's JSON (a list of operators) for every ``OP_ADD`` of an op_host source or
-    directory. Raises CustomOpError naming the file and line of a C++ error (g++'s first), of a
-    definition that cannot be an operator, or what went wrong running the definitions;
-    ToolkitError without a C++ compiler."""
+    directory, compiled with the headers of ``include_path`` (``include_dirs``: more include
+    directories, as ``-I``). Raises CustomOpError naming the file and line of a C++ error
+    (g++'s first), of a definition that cannot be an operator, or what went wrong running the
+    definitions; ToolkitError without a C++ compiler."""
     files = sources(path)
+    search = include_path(files, include_dirs)
     driver = _driver()
     tmp = Path(tempfile.mkdtemp(prefix="aclnn-py-ophost-"))
     try:
         exe = tmp / "ophost"
-        cmd = [*compiler(), *FLAGS,
-               *[f"-I{d}" for d in dict.fromkeys(str(f.resolve().parent) for f in files)],
+        cmd = [*compiler(), *FLAGS, *[f"-I{d}" for d in search],
                *[str(f.resolve()) for f in files], str(driver),
                # a function declared here and defined in another file of the project (a tiling
                # function in <op>_tiling.cpp) is not called: its reference may stay unresolved
@@ -143,7 +175,7 @@ def read(path: PathLike) -> list[dict]:
         except OSError as exc:
             raise ToolkitError(f"cannot run the C++ compiler {cmd[0]!r}: {exc}") from None
         if proc.returncode:
-            raise CustomOpError(_compile_error(files, proc.stderr + proc.stdout))
+            raise CustomOpError(_compile_error(files, proc.stderr + proc.stdout, search))
         out = tmp / "definitions.json"
         returncode, stderr = _run_program([str(exe), str(out)], tmp,
                                           f"{_names(files)}: constructing the OP_ADD definitions")
@@ -224,14 +256,20 @@ def _names(files: Sequence[Path]) -> str:
     return ", ".join(str(f) for f in files)
 
 
-def _compile_error(files: Sequence[Path], output: str) -> str:
-    """g++'s first error as "file:line: message" (a link error by its first line)."""
+def _compile_error(files: Sequence[Path], output: str, search: Sequence[Path] = ()) -> str:
+    """g++'s first error as "file:line: message" (a link error by its first line); a header
+    not found names the directories searched besides the toolkit's."""
     lines = output.splitlines()
     for line in lines:
         m = _ERROR.match(line)
         if m:
+            where = ""
+            if "No such file or directory" in m["msg"]:
+                where = (f"; searched the toolkit's headers and "
+                         f"{', '.join(str(d) for d in search) or 'no other directory'}: add "
+                         "the header's directory with -I DIR")
             return (f"{m['where']}:{m['line']}: {m['msg']} (compiling the op_host source "
-                    f"{_names(files)} against the toolkit's headers)")
+                    f"{_names(files)} against the toolkit's headers{where})")
     for line in lines:
         if "error" in line or "undefined reference" in line or "multiple definition" in line:
             return f"linking {_names(files)} failed: {line.strip()}"
@@ -266,6 +304,15 @@ def _operator(rec: dict) -> dict:
         chosen = next((c for c in configs if c[1] or c[2]), None)
     if chosen is not None:
         inputs, outputs = _merge(inputs, chosen[1]), _merge(outputs, chosen[2])
+    for kind, group in (("input", inputs), ("output", outputs)):
+        for p in group:
+            if p["scalar"]:
+                raise CustomOpError(
+                    f"{where}: {kind} {p['name']!r} is declared "
+                    f"{SCALAR_KINDS.get(p['scalar'], 'a scalar')}: the operator definitions "
+                    "aclnn-py generates operators from (msOpGen's JSON) have tensor, tensor "
+                    "list and attribute parameters but no aclScalar ones, so this operator "
+                    "cannot be generated")
     params = _expand(inputs + outputs, where)
     d: dict[str, Any] = {"op": op, "language": "cpp",
                          "input_desc": params[:len(inputs)],
@@ -289,7 +336,7 @@ def _raw_param(p: dict, where: str) -> dict:
     return {"name": name, "param_type": PARAM_TYPES[ptype], "types": list(p["types"]),
             "types_mode": p["types_mode"], "formats": list(p["formats"]),
             "formats_mode": p["formats_mode"], "follow": _text(p["follow"], where),
-            "follow_type": p["follow_type"]}
+            "follow_type": p["follow_type"], "scalar": p.get("scalar", 0)}
 
 
 def _merge(base: list, override: list) -> list:
@@ -412,15 +459,15 @@ class TilingProgram:
     caller's. Everything the tiling function calls must be defined in the files compiled (a
     directory: its OP_ADD and ``*_tiling`` files)."""
 
-    def __init__(self, path: PathLike):
+    def __init__(self, path: PathLike, include_dirs: Sequence[PathLike] = ()):
         self.files = sources(path)
+        search = include_path(self.files, include_dirs)
         self._dir = Path(tempfile.mkdtemp(prefix="aclnn-py-tiling-"))
         self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._dir), True)
         self._exe = self._dir / "tiling"
         self._lock = threading.Lock()
         self._count = itertools.count()
-        cmd = [*compiler(), *FLAGS,
-               *[f"-I{d}" for d in dict.fromkeys(str(f.resolve().parent) for f in self.files)],
+        cmd = [*compiler(), *FLAGS, *[f"-I{d}" for d in search],
                *[str(f.resolve()) for f in self.files], str(TILING_RUNNER), "-o",
                str(self._exe)]
         try:
@@ -433,7 +480,7 @@ class TilingProgram:
         except OSError as exc:
             raise ToolkitError(f"cannot run the C++ compiler {cmd[0]!r}: {exc}") from None
         if proc.returncode:
-            raise CustomOpError(_compile_error(self.files, proc.stderr + proc.stdout))
+            raise CustomOpError(_compile_error(self.files, proc.stderr + proc.stdout, search))
 
     def run(self, op: str, inputs: Sequence, outputs: Sequence[TensorSpec],
             attrs: Sequence[tuple[str, Any]]) -> Tiling:
@@ -530,14 +577,15 @@ def _run_program(cmd: list, cwd: Path, what: str) -> tuple[int, str]:
 TILING_ARGS = ("tiling", "block_dim", "tiling_key", "workspace")
 
 
-def tiled(path: PathLike, kernels: Mapping[str, Callable]) -> dict[str, Callable]:
+def tiled(path: PathLike, kernels: Mapping[str, Callable],
+          include_dirs: Sequence[PathLike] = ()) -> dict[str, Callable]:
     """``kernels`` (as :func:`aclnn_py.custom.load` takes them) for the operators of the op_host
     source ``path``, each of which names a parameter ``tiling``, ``block_dim``, ``tiling_key``
     or ``workspace`` wrapped so that every launch first runs the operator's tiling function
     for the launch's tensors and attributes and hands the kernel what it set (``tiling`` as
     bytes). A tiling function that fails is the kernel's failure (the stream's fault). Kernels
-    that name none of these are returned as they are."""
-    descs = custom.parse(read(path))
+    that name none of these are returned as they are. ``include_dirs`` as :func:`read`'s."""
+    descs = custom.parse(read(path, include_dirs))
     out: dict[str, Callable] = dict(kernels)
     program: Optional[TilingProgram] = None
     for d in descs:
@@ -553,7 +601,7 @@ def tiled(path: PathLike, kernels: Mapping[str, Callable]) -> dict[str, Callable
         if not wants:
             continue
         if program is None:
-            program = TilingProgram(path)
+            program = TilingProgram(path, include_dirs)
         out[key] = _tiled_kernel(program, d, fn, wants)
     return out
 
@@ -594,5 +642,5 @@ def _tiled_kernel(program: TilingProgram, d: custom.OpDesc, fn: Callable,
     return kernel
 
 
-__all__ = ["read", "definitions", "sources", "is_source", "tiled", "Tiling", "TilingProgram",
-           "GE_TYPES"]
+__all__ = ["read", "definitions", "sources", "include_path", "is_source", "tiled", "Tiling",
+           "TilingProgram", "GE_TYPES"]

@@ -64,7 +64,8 @@ struct Access {
                ",\"types_mode\":" + Int(p.types_mode_) +
                ",\"formats\":" + List(p.formats_, [](ge::Format f) { return Int(f); }) +
                ",\"formats_mode\":" + Int(p.formats_mode_) + ",\"follow\":" + Hex(p.follow_) +
-               ",\"follow_type\":" + Int(static_cast<int>(p.follow_type_)) + "}";
+               ",\"follow_type\":" + Int(static_cast<int>(p.follow_type_)) +
+               ",\"scalar\":" + Int(p.scalar_) + "}";
     }
 
     static std::string Params(const std::deque<std::pair<std::string, OpParamDef>> &ps)

@@ -88,6 +88,10 @@ struct Access;  // the reader's view of the record (aclnn-py's op_host driver)
 
 /* how a parameter's data types or formats were given */
 enum ListMode { UNSET = 0, EXPLICIT = 1, LIST = 2 };
+
+/* what a parameter of the aclnn API is: a tensor (or tensor list), an aclScalar or an
+   aclScalarList */
+enum ScalarMode { TENSOR = 0, SCALAR = 1, SCALAR_LIST = 2 };
 }  // namespace detail
 
 class OpParamDef {
@@ -136,8 +140,17 @@ public:
     OpParamDef &ValueDepend(Option, DependScope) { return *this; }
     OpParamDef &IgnoreContiguous(void) { return *this; }
     OpParamDef &AutoContiguous() { return *this; }
-    OpParamDef &Scalar() { return *this; }
-    OpParamDef &ScalarList() { return *this; }
+    /* an aclScalar / aclScalarList parameter of the aclnn API instead of a tensor */
+    OpParamDef &Scalar()
+    {
+        scalar_ = detail::SCALAR;
+        return *this;
+    }
+    OpParamDef &ScalarList()
+    {
+        scalar_ = detail::SCALAR_LIST;
+        return *this;
+    }
     OpParamDef &To(const ge::DataType) { return *this; }
     OpParamDef &To(const char *) { return *this; }
     OpParamDef &Version(uint32_t) { return *this; }
@@ -166,6 +179,7 @@ private:
     detail::ListMode formats_mode_ = detail::UNSET;
     std::string follow_;
     FollowType follow_type_ = FollowType::INVALID_TYPE;
+    detail::ScalarMode scalar_ = detail::TENSOR;
 };
 
 class OpAttrDef {

@@ -1,6 +1,6 @@
 /*
- * graph/utils/type_utils.h: names of ge::DataType and ge::Format, as op_host code prints them
- * (aclnn-py).
+ * graph/utils/type_utils.h: names of ge::DataType and ge::Format, as op_host code prints them,
+ * and the size of one element of a data type (aclnn-py).
  */
 #ifndef ACLNN_PY_GRAPH_UTILS_TYPE_UTILS_H_
 #define ACLNN_PY_GRAPH_UTILS_TYPE_UTILS_H_
@@ -58,6 +58,16 @@ public:
     static AscendString FormatToAscendString(Format f)
     {
         return AscendString(FormatToSerialString(f).c_str());
+    }
+    /* the bytes of one element of dt; false (length unchanged) for a type without a whole
+       number of bytes per element (the sub-byte types) or no size (strings, unknown values) */
+    static bool GetDataTypeLength(DataType dt, uint32_t &length)
+    {
+        int size = GetSizeByDataType(dt);
+        if (size <= 0)
+            return false;
+        length = static_cast<uint32_t>(size);
+        return true;
     }
 };
 }  // namespace ge
