@@ -67,6 +67,7 @@ from .memory import (
     check_device_range,
     check_host_range,
     check_range,
+    detach_device_memory,
     device_alloc,
     device_free,
     find,
@@ -104,13 +105,13 @@ from .state import (
 )
 from .streams import (
     add_range,
-    close_stream,
     create_stream,
     create_stream_with_config,
     destroy_stream,
     internal_stream,
     new_task,
     open_stream,
+    refuse_in_kernel,
     resolve_stream,
     submit,
     synchronize_device,
@@ -137,9 +138,9 @@ __all__ = [
     "create_context", "destroy_context", "set_context", "get_context", "get_run_mode",
     "memory_used",
     # streams
-    "open_stream", "close_stream", "create_stream", "resolve_stream", "destroy_stream",
+    "open_stream", "create_stream", "resolve_stream", "destroy_stream",
     "synchronize_stream", "synchronize_device", "new_task", "add_range", "submit",
-    "internal_stream", "last_c_msg", "create_stream_with_config",
+    "internal_stream", "last_c_msg", "create_stream_with_config", "refuse_in_kernel",
     "synchronize_stream_with_timeout",
     # kernel threads
     "num_threads", "set_num_threads",
@@ -154,7 +155,8 @@ __all__ = [
     "HOST_ADDRESS_END", "check_range", "free_epoch", "range_device", "find", "find_freed",
     "is_device",
     "freed_text", "not_live_text", "check_device_range", "check_host_range", "device_alloc",
-    "malloc", "device_free", "free", "release_device_memory", "raw_memcpy", "raw_free",
+    "malloc", "device_free", "free", "detach_device_memory", "release_device_memory",
+    "raw_memcpy", "raw_free",
     "malloc_host", "free_host", "buffer_address", "host_buffer", "memcpy", "memcpy_async",
     "memset", "memset_async", "get_mem_info",
     # events

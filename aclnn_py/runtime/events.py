@@ -14,7 +14,7 @@ from ..status import aclError as E
 from ..status import record
 from .core import ffi, lib
 from .state import Event, S, lookup, require_int
-from .streams import new_task, resolve_stream, submit
+from .streams import new_task, refuse_in_kernel, resolve_stream, submit
 
 _C_EVENT_COMPLETE = 2  # emu_event_status: 0 never recorded, 1 recorded not done, 2 complete
 _COMPLETE = aclrtEventRecordedStatus.ACL_EVENT_RECORDED_STATUS_COMPLETE
@@ -106,9 +106,11 @@ def _event_task(api: str, event, stream, kind: int, step: str) -> int:
         if ret:
             return ret
         assert st is not None
-        tasks, t = new_task(api, step, kind)
-        t.event = ev.handle
-        return submit(api, st, tasks, 1)
+    tasks, t = new_task(api, step, kind)
+    t.event = ev.handle
+    # outside the lock: with ACL_LAUNCH_BLOCKING=1 the submit waits for the stream, whose
+    # running kernel may call the runtime (an event or stream destroyed meanwhile: 107017)
+    return submit(api, st, tasks, 1)
 
 
 def record_event(event, stream) -> int:
@@ -152,6 +154,9 @@ def synchronize_event(event) -> int:
     """aclrtSynchronizeEvent: wait for the last record enqueued before the call (at once when
     never recorded). Returns 0; 100000 null; 107017 for a handle that is not a live event."""
     api = "aclrtSynchronizeEvent"
+    ret = refuse_in_kernel(api)
+    if ret:
+        return ret
     with S.lock:
         ev, ret = _lookup_event(api, event)
         if ret:
