@@ -114,6 +114,7 @@ after, _ = acl.rt.create_event()      # recorded on `stream` after the kernel
 done, _ = acl.rt.create_event()
 px, py, pz, scratch = upload([1, 2, 3, 4]), upload([10, 20, 30, 40]), upload([0] * 4), \\
     upload([0] * 4)
+fill = upload([0] * 4)
 host = np.zeros(4, np.float32)
 got = {}
 
@@ -139,10 +140,11 @@ def calls(*_):
         ret = call()
         msg = acl.get_recent_err_msg() or ""
         got.setdefault(name, []).append((ret, time.monotonic() - t0, msg))
-    # calls that do not wait still work: a synchronous copy (reads the table), an event query,
+    # calls that do not wait still work: a synchronous copy and fill, an event query,
     # an enqueue on another stream (a blocking one, under ACL_LAUNCH_BLOCKING=1, would wait:
     # 207000 too), a wait task on the kernel's own stream for an event recorded after it
     got["memcpy"] = acl.rt.memcpy(acl.util.numpy_to_ptr(host), 16, px, 16, 2)
+    got["memset"] = acl.rt.memset(fill, 16, 3, 16)
     got["query"] = acl.rt.query_event_status(done)[1]
     got["memset_async"] = acl.rt.memset_async(scratch, 16, 7, 16, other)
     got["memset_async_msg"] = acl.get_recent_err_msg() or ""
@@ -163,6 +165,7 @@ for name, results in got.items():
             assert took < 5, (name, took)
             assert name in msg and "custom operator's kernel" in msg, (name, msg)
 assert got["memcpy"] == 0 and host.tolist() == [1, 2, 3, 4], (got["memcpy"], host)
+assert got["memset"] == 0 and download(fill, 4).view(np.uint8).tolist() == [3] * 16, got
 assert got["query"] == 0, got
 if blocking:  # an enqueue that would wait for its stream
     assert got["memset_async"] == NOT_SUPPORTED and got["wait"] == NOT_SUPPORTED, got
