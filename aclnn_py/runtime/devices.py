@@ -59,7 +59,7 @@ def init(config_path) -> int:
 
 def finalize() -> int:
     """aclFinalize: release every device still set and forget the JSON file's keys. Returns 0;
-    100037 without a matching aclInit."""
+    100037 without a matching aclInit; 207000 from a custom operator's kernel."""
     api = "aclFinalize"
     ret = refuse_in_kernel(api)
     if ret:
@@ -172,7 +172,8 @@ def _detach_device(device_id: int, release: _Release) -> None:
 
 def reset_device(device_id) -> int:
     """aclrtResetDevice: undo one set_device; the last one waits for the device's streams and
-    releases its contexts, streams and aclrtMalloc memory. Returns 0; 107001 for a bad id."""
+    releases its contexts, streams and aclrtMalloc memory. Returns 0; 107001 for a bad id;
+    207000 from a custom operator's kernel."""
     api = "aclrtResetDevice"
     device_id = require_int(api, "deviceId", device_id, ctype="int32")
     ret = refuse_in_kernel(api)
@@ -234,7 +235,7 @@ def _lookup_context(api: str, context) -> tuple[Optional[Context], int]:
 def destroy_context(context) -> int:
     """aclrtDestroyContext: destroy a context created by create_context and its streams.
     Returns 0; 100000 for null or a device's default context; 107017 for a handle that is not a
-    live context."""
+    live context; 207000 from a custom operator's kernel."""
     api = "aclrtDestroyContext"
     ret = refuse_in_kernel(api)
     if ret:

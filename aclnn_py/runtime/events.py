@@ -152,7 +152,8 @@ def query_event_status(event) -> tuple[int, int]:
 
 def synchronize_event(event) -> int:
     """aclrtSynchronizeEvent: wait for the last record enqueued before the call (at once when
-    never recorded). Returns 0; 100000 null; 107017 for a handle that is not a live event."""
+    never recorded). Returns 0; 100000 null; 107017 for a handle that is not a live event;
+    207000 from a custom operator's kernel."""
     api = "aclrtSynchronizeEvent"
     ret = refuse_in_kernel(api)
     if ret:

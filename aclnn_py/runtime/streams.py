@@ -111,7 +111,8 @@ def resolve_stream(api: str, stream) -> tuple[Optional[Stream], int]:
 
 def destroy_stream(stream) -> int:
     """aclrtDestroyStream: let the stream's queued tasks finish, then destroy it. Returns 0;
-    100000 for null or a default stream; 107017 for a handle that is not a live stream."""
+    100000 for null or a default stream; 107017 for a handle that is not a live stream; 207000
+    from a custom operator's kernel (refuse_in_kernel)."""
     api = "aclrtDestroyStream"
     ret = refuse_in_kernel(api)
     if ret:
@@ -162,7 +163,7 @@ def synchronize_stream(stream) -> int:
     """aclrtSynchronizeStream: wait for every task enqueued on the stream so far (null: the
     current context's default stream). Returns 0, or the first task fault since the last
     synchronize (507013 copy, 507015 operator) with its message; 107017 / 107002 for a bad
-    stream."""
+    stream; 207000 from a custom operator's kernel (refuse_in_kernel)."""
     api = "aclrtSynchronizeStream"
     # a live explicit stream, or the live current context's default one: no lock (the C core
     # holds its own reference for the call, and answers 107017 if another thread destroys the
@@ -188,7 +189,8 @@ def synchronize_stream_with_timeout(stream, timeout) -> int:
     milliseconds (-1: wait forever). Returns 0 or the first task fault, as synchronize_stream;
     507046 ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when the tasks enqueued before the call have not
     all finished in time (they keep running); 100000 for a timeout that is neither -1 nor in
-    [1, 2**31); 107017 / 107002 for a bad stream. docs/pyacl.md."""
+    [1, 2**31); 107017 / 107002 for a bad stream; 207000 from a custom operator's kernel.
+    docs/pyacl.md."""
     api = "aclrtSynchronizeStreamWithTimeout"
     timeout = require_int(api, "timeout", timeout, ctype="int32")
     ret = refuse_in_kernel(api)
@@ -234,7 +236,8 @@ _C_EVENT_COMPLETE = 2  # emu_event_status: complete
 
 def synchronize_device() -> int:
     """aclrtSynchronizeDevice: synchronize every stream of this thread's device. Returns 0, the
-    first fault found (as synchronize_stream), or 107002 without a device."""
+    first fault found (as synchronize_stream), or 107002 without a device; 207000 from a custom
+    operator's kernel."""
     api = "aclrtSynchronizeDevice"
     ret = refuse_in_kernel(api)
     if ret:
