@@ -731,6 +731,8 @@ def _run_job(token: int, msg: Optional[Any]) -> Optional[str]:
     except KernelFault as exc:
         return f"{job.op.desc.api}: {name}: {exc}"
     except BaseException as exc:  # noqa: BLE001 - the kernel is the user's: report anything
+        if isinstance(exc, SystemExit) and rt.host_forked():  # a child forked in the kernel
+            rt.exit_forked_child(exc.code)
         kernel = getattr(job.op.kernel, "__qualname__", repr(job.op.kernel))
         return (f"{job.op.desc.api}: the kernel of {name} ({kernel}) raised "
                 f"{type(exc).__name__}: {exc}")

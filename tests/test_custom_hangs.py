@@ -370,12 +370,14 @@ def forker(*_):
         print("child codes", codes, int(out.sum()))
     if MODE[0] == "raise":
         raise ValueError("the child's kernel fails")
+    if MODE[0] == "exit":
+        sys.exit(7)  # as in any process: the status
 
 
 BODY[0] = forker
 px, py, pz = upload([1, 2]), upload([3, 4]), upload([0, 0])
 statuses = {}
-for mode in ("return", "runtime", "raise"):
+for mode in ("return", "runtime", "raise", "exit"):
     MODE[0] = mode
     assert launch(px, py, pz, 2, stream) == 0
     assert acl.rt.synchronize_stream(stream) == 0  # the parent's kernel returned normally
@@ -392,7 +394,7 @@ for mode in ("return", "runtime", "raise"):
         os.kill(pid, 9)
         os.waitpid(pid, 0)
         raise AssertionError(f"the child of a fork inside the kernel ({mode}) did not exit")
-assert statuses == {"return": 0, "runtime": 0, "raise": 1}, statuses
+assert statuses == {"return": 0, "runtime": 0, "raise": 1, "exit": 7}, statuses
 print("PASSED")
 """
 
@@ -400,10 +402,11 @@ print("PASSED")
 def test_a_process_forked_inside_a_kernel_exits_when_the_kernel_returns(tmp_path):
     """The child of a fork() made inside a kernel has only the kernel's thread and none of the
     parent's streams: when the kernel returns, the child ends (status 0; 1 when the kernel
-    raised, with the fault's message on stderr) with its output flushed, instead of waiting for
-    ever in a stream worker's loop. Inside, the child starts afresh: aclrtMalloc, a stream of
-    its own and its synchronize work (the parent's kernel state does not follow it)."""
+    raised, with the fault's message on stderr; sys.exit's status) with its output flushed,
+    instead of waiting for ever in a stream worker's loop. Inside, the child starts afresh:
+    aclrtMalloc, a stream of its own and its synchronize work (the parent's kernel state does
+    not follow it)."""
     proc_out = run_script(tmp_path, _FORK_IN_KERNEL, timeout=90, watchdog=60)
     assert "child return says hello" in proc_out
-    assert "child raise says hello" in proc_out
+    assert "child raise says hello" in proc_out and "child exit says hello" in proc_out
     assert "child codes [0, 0, 0, 0, 0, 0, 0, 0] 320" in proc_out, proc_out

@@ -54,7 +54,13 @@ from .events import (
     stream_wait_event,
     synchronize_event,
 )
-from .host import range_device_locked, set_host_kernel, submit_host
+from .host import (
+    exit_forked_child,
+    host_forked,
+    range_device_locked,
+    set_host_kernel,
+    submit_host,
+)
 from .memory import (
     HOST_ADDRESS_END,
     MEMCPY_D2D,
@@ -147,7 +153,7 @@ __all__ = [
     # aclnn-py bench
     "isa_name", "llc_bytes", "floor_call", "floor_hardsigmoid_call", "probe_call",
     # host kernels (aclnn_py.custom)
-    "set_host_kernel", "submit_host", "range_device_locked",
+    "set_host_kernel", "submit_host", "range_device_locked", "host_forked", "exit_forked_child",
     # the trace (ACLNN_EMU_TRACE)
     "trace_enable", "trace_drain", "now_ns",
     # memory

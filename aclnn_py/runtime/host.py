@@ -11,11 +11,13 @@ From the thread running a host task, every call that waits for a stream (synchro
 an event synchronize, a blocking launch; streams.refuse_in_kernel) returns 207000 at once. The
 child of a fork() made inside the function ends when the function returns (it has none of the
 parent's streams to go back to): Python's standard streams are flushed, then the C core exits
-(status 0, or 1 when the function failed).
+(status 0, or 1 when the function failed; a kernel's ``sys.exit(code)`` there is honoured by its
+caller through exit_forked_child).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, Optional
@@ -48,6 +50,23 @@ def set_host_kernel(fn: Callable[[int, Optional[Any]], Optional[str]]) -> None:
     cb = ffi.callback("int(uint64_t, char *, int)", call, onerror=_onerror)
     _callback.append(cb)
     lib.emu_set_host_kernel(cb)
+
+
+def host_forked() -> bool:
+    """Whether this thread is the child of a fork() made inside a host kernel (it ends when the
+    kernel returns)."""
+    return bool(lib.emu_host_forked())
+
+
+def exit_forked_child(code: Any) -> None:
+    """End the child of a fork() made inside a host kernel as ``sys.exit(code)`` would (None:
+    status 0; an int: that status; anything else: printed to stderr, status 1), after flushing
+    Python's standard streams. Never returns."""
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    _flush_std()
+    os._exit(0 if code is None else code & 0xFF)
 
 
 def _flush_std() -> None:
@@ -84,4 +103,5 @@ def range_device_locked(addr: int, nbytes: int) -> int:
     return lib.emu_mem_range_device_locked(addr, nbytes)  # type: ignore[no-any-return]
 
 
-__all__ = ["set_host_kernel", "submit_host", "range_device_locked"]
+__all__ = ["set_host_kernel", "submit_host", "range_device_locked", "host_forked",
+           "exit_forked_child"]
