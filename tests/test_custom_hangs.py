@@ -214,8 +214,8 @@ def body(x, y):
     # synchronize B (refused at once: B's worker may wait for the device memory table behind a
     # free that waits for this kernel), then calls that take the runtime's lock (a reset or a
     # context destroy on another thread used to hold it while it waited for the kernel's
-    # stream), and a synchronous copy
-    b, scratch = CURRENT[int(y[0])]  # y holds the launcher's number
+    # stream), and a synchronous copy of its input (not of the scratch, which B may be writing)
+    b, scratch, px = CURRENT[int(y[0])]  # y holds the launcher's number
     note("memset_async", acl.rt.memset_async(scratch, 64, 1, 64, b))
     note("sync_b", acl.rt.synchronize_stream(b))
     ev, ret = acl.rt.create_event()
@@ -223,10 +223,11 @@ def body(x, y):
     if ret == 0:
         note("destroy_event", acl.rt.destroy_event(ev))
     out = np.zeros(4, np.float32)
-    note("memcpy", acl.rt.memcpy(acl.util.numpy_to_ptr(out), 16, scratch, 16, 2))
+    note("memcpy", acl.rt.memcpy(acl.util.numpy_to_ptr(out), 16, px, 16, 2))
+    note("copied", int(np.array_equal(out, x)))
 
 
-CURRENT = {}  # launcher number -> (its stream B, its scratch buffer)
+CURRENT = {}  # launcher number -> (its stream B, its scratch buffer, its x)
 BODY[0] = body
 
 
@@ -244,7 +245,7 @@ def launcher(device, k, use_context):
             b, _ = acl.rt.create_stream()
             x, y, z = upload([r, 1, 2, 3]), upload([k, k, k, k]), upload([0] * 4)
             scratch = upload([0] * 16)
-            CURRENT[k] = (b, scratch)  # read by its kernel, which ends before the next round
+            CURRENT[k] = (b, scratch, x)  # read by its kernel, which ends before the next round
             assert launch(x, y, z, 4, a) == 0
             if r % 3 == 0:
                 assert acl.rt.synchronize_stream(a) == 0
@@ -289,7 +290,7 @@ assert not errors, errors[0]
 assert codes["sync_b"] == {NOT_SUPPORTED}, codes  # also when B was destroyed meanwhile
 assert codes["memset_async"] <= {0, 107017}, codes  # B may be destroyed meanwhile
 assert codes["create_event"] == {0} and codes["destroy_event"] == {0}, codes
-assert codes["memcpy"] == {0}, codes
+assert codes["memcpy"] == {0} and codes["copied"] == {1}, codes
 print("PASSED", {k: sorted(v) for k, v in codes.items()})
 """
 

@@ -65,7 +65,7 @@ if [ "$1" = asan ]; then
            test_relaxed_kernels.py test_custom_hangs.py)
 else
     tests=(test_streams.py test_reliability*.py test_concurrency*.py test_threads.py
-           test_diagnostics.py)
+           test_diagnostics.py test_custom_hangs.py)
     # not the fork tests: TSan cannot follow a fork of a multi-threaded process whose child
     # starts threads ("starting new threads after multi-threaded fork is not supported")
     select=(-k "not fork")
