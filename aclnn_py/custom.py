@@ -577,6 +577,9 @@ def load(definition, kernels: Mapping[str, Callable]) -> list[CustomOp]:
             setattr(_aclnn, c.desc.api + "GetWorkspaceSize", c.get_workspace_size)
             setattr(_aclnn, c.desc.api, c.launch)
     _install_host()
+    from .diagnostics import wrap  # the checkers, the trace and the API log see them too
+
+    wrap.adopt([n for c in ops for n in (c.desc.api + "GetWorkspaceSize", c.desc.api)])
     return ops
 
 
@@ -590,9 +593,12 @@ def unload(name: str) -> None:
         c = _REGISTRY.pop(name, None)
         if c is None:
             raise CustomOpError(f"{name}: not loaded; loaded: {', '.join(_REGISTRY) or 'none'}")
+        from .diagnostics import wrap
+
         for attr in (c.desc.api + "GetWorkspaceSize", c.desc.api):
-            if getattr(_aclnn, attr, None) in (c.get_workspace_size, c.launch):
+            if wrap.original(getattr(_aclnn, attr, None)) in (c.get_workspace_size, c.launch):
                 delattr(_aclnn, attr)
+        wrap.forget([c.desc.api + "GetWorkspaceSize", c.desc.api])
 
 
 def loaded() -> dict[str, CustomOp]:
@@ -964,6 +970,8 @@ def _run_job(token: int, msg: Optional[Any]) -> Optional[str]:
     except KernelFault as exc:
         return f"{job.op.desc.api}: {name}: {exc}"
     except BaseException as exc:  # noqa: BLE001 - the kernel is the user's: report anything
+        if isinstance(exc, SystemExit) and rt.host_forked():  # a child forked in the kernel
+            rt.exit_forked_child(exc.code)
         kernel = getattr(job.op.kernel, "__qualname__", repr(job.op.kernel))
         return (f"{job.op.desc.api}: the kernel of {name} ({kernel}) raised "
                 f"{type(exc).__name__}: {exc}")

@@ -191,6 +191,118 @@ def test_a_record_on_the_wrong_stream_does_not_order(diag, two_streams):
     acl.rt.destroy_event(ev)
 
 
+# ------------------------------------------------------------- race: custom operators ----
+
+ADD_R = {"op": "AddCustomR", "input_desc": [
+    {"name": "x", "param_type": "required", "type": ["float"]},
+    {"name": "y", "param_type": "required", "type": ["float"]}],
+    "output_desc": [{"name": "z", "param_type": "required", "type": ["float"]}]}
+
+
+@pytest.fixture(params=["load_first", "check_first"])
+def custom_add(request, diag):
+    """enable(**env) as diag, with the custom operator AddCustomR (a NumPy x + y kernel)
+    loaded before the checkers start (their wrappers find it) or after (custom.load hands it to
+    them); unloaded at teardown, before the checkers stop."""
+    from aclnn_py import custom
+
+    def load():
+        custom.load([ADD_R], {"AddCustomR": lambda x, y, z: np.add(x, y, out=z)})
+
+    def enable(**env):
+        if request.param == "check_first":
+            diag(**env)
+            load()
+        else:
+            load()
+            diag(**env)
+
+    yield enable
+    custom.unload("AddCustomR")
+    assert not hasattr(aclnn, "aclnnAddCustomR")
+
+
+def add_custom(x_ptr: int, y_ptr: int, z_ptr: int, shape, stream) -> None:
+    t = [tensor(p, shape) for p in (x_ptr, y_ptr, z_ptr)]
+    ws, ex, ret = aclnn.aclnnAddCustomRGetWorkspaceSize(*t)
+    assert ret == 0 and ws == 0
+    assert aclnn.aclnnAddCustomR(0, 0, ex, stream) == 0
+
+
+def test_a_custom_kernel_writing_what_another_stream_reads_races(custom_add, two_streams):
+    """A custom operator's kernel is a task that writes its output: a softmax on another stream
+    reading that output with no event between is a race, reported at the next synchronize with
+    the operator code 507015 (the later access is an operator's task), naming the kernel's
+    operator, its output and both streams (before: custom kernels' accesses were invisible)."""
+    custom_add(ACLNN_EMU_CHECK="race")
+    s1, s2 = two_streams
+    x, y, z, out = buffer(X), buffer(X), buffer(nbytes=X.nbytes), buffer(nbytes=X.nbytes)
+    add_custom(x, y, z, X.shape, s1)
+    finish_unseen(s1)
+    softmax(z, out, X.shape, s2)
+    assert acl.rt.synchronize_stream(s2) == AICORE
+    (race,) = report(acl.get_recent_err_msg(), "race")
+    assert "aclnnSoftmax step SoftmaxV2 reads 'self'" in race and f"stream 0x{s2:x}" in race
+    assert "aclnnAddCustomR step AddCustomR writes 'out'" in race and f"stream 0x{s1:x}" in race
+    assert f"bytes [0x{z:x}, 0x{z + X.nbytes:x})" in race
+    # and a copy reading it on s2 gets the copy code
+    assert acl.rt.memcpy_async(out, X.nbytes, z, X.nbytes, D2D, s2) == 0
+    assert acl.rt.synchronize_stream(s2) == DMA
+    (race,) = report(acl.get_recent_err_msg(), "race")
+    assert "aclrtMemcpyAsync reads 'src'" in race and "AddCustomR writes 'out'" in race
+    for p in (x, y, z, out):
+        assert acl.rt.free(p) == 0
+
+
+def test_an_event_orders_a_custom_kernel_before_another_stream(custom_add, two_streams):
+    """The same with aclrtRecordEvent after the kernel and aclrtStreamWaitEvent before the
+    read: no report, and the data is the float64 golden's."""
+    custom_add(ACLNN_EMU_CHECK="race,init")
+    s1, s2 = two_streams
+    ev, ret = acl.rt.create_event()
+    assert ret == 0
+    x, y, z, out = buffer(X), buffer(X), buffer(nbytes=X.nbytes), buffer(nbytes=X.nbytes)
+    add_custom(x, y, z, X.shape, s1)
+    assert acl.rt.record_event(ev, s1) == 0
+    assert acl.rt.stream_wait_event(s2, ev) == 0
+    softmax(z, out, X.shape, s2)
+    assert acl.rt.synchronize_stream(s2) == 0
+    assert acl.rt.synchronize_device() == 0
+    assert acl.get_recent_err_msg() is None
+    host = np.empty_like(X)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(host), X.nbytes, out, X.nbytes, D2H) == 0
+    e = np.exp(2.0 * X.astype(np.float64))
+    np.testing.assert_allclose(host, e / e.sum(1, keepdims=True), rtol=1e-6)
+    assert acl.rt.destroy_event(ev) == 0
+    for p in (x, y, z, out):
+        assert acl.rt.free(p) == 0
+
+
+def test_a_custom_kernel_reading_what_another_stream_writes_races(custom_add, two_streams):
+    """A copy on s1 writes x, the kernel on s2 reads it with nothing between: reported with
+    507015 (the later access is the kernel), naming its input; and the init checker sees the
+    kernel read bytes nothing wrote."""
+    custom_add(ACLNN_EMU_CHECK="race,init")
+    s1, s2 = two_streams
+    src, x, y, z = buffer(X), buffer(nbytes=X.nbytes), buffer(X), buffer(nbytes=X.nbytes)
+    assert acl.rt.memcpy_async(x, X.nbytes, src, X.nbytes, D2D, s1) == 0
+    finish_unseen(s1)
+    add_custom(x, y, z, X.shape, s2)
+    assert acl.rt.synchronize_stream(s2) == AICORE
+    msg = acl.get_recent_err_msg()
+    (race,) = report(msg, "race")
+    assert "aclnnAddCustomR step AddCustomR reads 'x'" in race and f"stream 0x{s2:x}" in race
+    assert "aclrtMemcpyAsync writes 'dst'" in race and f"stream 0x{s1:x}" in race
+    assert acl.rt.synchronize_device() == 0
+    fresh = buffer(nbytes=X.nbytes)
+    add_custom(fresh, y, z, X.shape, s2)
+    assert acl.rt.synchronize_stream(s2) == AICORE
+    (init,) = report(acl.get_recent_err_msg(), "init")
+    assert "aclnnAddCustomR step AddCustomR reads 'x'" in init
+    for p in (src, x, y, z, fresh):
+        assert acl.rt.free(p) == 0
+
+
 def test_a_host_copy_of_bytes_a_queued_task_writes_races(diag, two_streams):
     """aclrtMemcpy D2H of y right after the launch, without a synchronize."""
     diag(ACLNN_EMU_CHECK="race")

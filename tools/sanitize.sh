@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run the runtime, stream, executor, fuzz, hardening, reliability, concurrency and thread pool
 # tests (and, under ASan, the oneDNN-attribute and relaxed-kernel tests, which exercise
-# softmax_ex.c and softmax_relaxed.c) against a sanitizer build of the C core.
+# softmax_ex.c and softmax_relaxed.c, and the custom-kernel hang tests, which exercise the host
+# task paths of stream.c and fork) against a sanitizer build of the C core.
 #
 #   bash tools/sanitize.sh asan   # AddressSanitizer + UndefinedBehaviorSanitizer (run by CI)
 #   bash tools/sanitize.sh tsan   # ThreadSanitizer on the stream, reliability (races),
@@ -61,10 +62,10 @@ select=()
 if [ "$1" = asan ]; then
     tests=(test_runtime.py test_streams.py test_executor.py test_fuzz*.py test_api_hardening*.py
            test_reliability*.py test_concurrency*.py test_threads.py test_onednn.py
-           test_relaxed_kernels.py)
+           test_relaxed_kernels.py test_custom_hangs.py)
 else
     tests=(test_streams.py test_reliability*.py test_concurrency*.py test_threads.py
-           test_diagnostics.py)
+           test_diagnostics.py test_custom_hangs.py)
     # not the fork tests: TSan cannot follow a fork of a multi-threaded process whose child
     # starts threads ("starting new threads after multi-threaded fork is not supported")
     select=(-k "not fork")

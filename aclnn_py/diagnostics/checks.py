@@ -190,10 +190,28 @@ def _plan_accesses(ex: aclOpExecutor) -> list[tuple[str, list[tuple]]]:
     return out
 
 
+def _host_accesses(ex: aclOpExecutor) -> list[tuple[str, list[tuple]]]:
+    """A custom operator's launch as one task (step: the operator's name) that reads every
+    input tensor and writes every output tensor: the bytes of each view at the address bound
+    now (absolute: base slot -1), with its strided pattern (None for a contiguous view)."""
+    touched = []
+    for write, pairs, addrs in ((False, ex.inputs, ex.in_addrs),
+                                (True, ex.outputs, ex.out_addrs)):
+        for (label, t), addr in zip(pairs, addrs):
+            if t is None or t.is_empty():
+                continue
+            touched.append((write, -1, (addr + t.lo) & U64, t.hi - t.lo, label,
+                            strided.pattern(t.view_dims, t.strides, t.itemsize)))
+    op = getattr(getattr(ex.host, "op", None), "name", None) or "Kernel"
+    return [(op, touched)]
+
+
 class Checker:
     """The state of the checkers named in ``checks`` (a subset of race, init, leak)."""
 
-    def __init__(self, checks: frozenset) -> None:
+    def __init__(self, checks: frozenset, operators: tuple = ()) -> None:
+        """``operators``: the phase-2 names of custom operators loaded before the checker
+        started (wrap.adopt); later ones come through add_operators."""
         self.race = "race" in checks
         self.init = "init" in checks
         self.leak = "leak" in checks
@@ -256,7 +274,7 @@ class Checker:
         }
         from ..ops import REGISTRY
 
-        for op in REGISTRY:
+        for op in list(REGISTRY) + list(operators):
             post[op] = self._launch
             post[op + "GetWorkspaceSize"] = self._phase1
         # only the calls the enabled checkers need go through them
@@ -272,6 +290,18 @@ class Checker:
         self.post_hooks = frozenset(post)
         self.pre_hooks = frozenset(pre)
         atexit.register(self._at_exit)
+
+    def add_operators(self, names: list[str]) -> None:
+        """Custom operators loaded since the checker started (wrap.adopt): their phases go
+        through the same hooks as the built-in operators'."""
+        with self.lock:
+            for name in names:
+                if name.endswith("GetWorkspaceSize"):
+                    if self.leak:
+                        self._post[name] = self._phase1
+                else:
+                    self._post[name] = self._launch
+            self.post_hooks = frozenset(self._post)
 
     # ----------------------------------------------------------------------- entry points ----
 
@@ -297,8 +327,10 @@ class Checker:
         """fork(): in the child, forget the parent's streams, events and memory and start afresh
         with the same checks."""
         atexit.unregister(self._at_exit)
+        ops = tuple(api for api, hook in self._post.items()
+                    if hook == self._launch and not api.endswith("GetWorkspaceSize"))
         self.__init__(frozenset(name for name in ("race", "init", "leak")  # type: ignore[misc]
-                                if getattr(self, name)))
+                                if getattr(self, name)), ops)
 
     def close(self) -> None:
         """The checkers are switched off (the configuration changed): report what is left."""
@@ -623,9 +655,12 @@ class Checker:
         h = self._stream(vals[3])
         if h is None:
             return result
-        accesses = self.plans.get(ex.plan)
-        if accesses is None:
-            accesses = self.plans[ex.plan] = _plan_accesses(ex)
+        if ex.host is not None:  # a custom operator's kernel: its tensors, as bound now
+            accesses = _host_accesses(ex)
+        else:
+            accesses = self.plans.get(ex.plan)
+            if accesses is None:
+                accesses = self.plans[ex.plan] = _plan_accesses(ex)
         site = user_site()
         vc, clk = self._enqueue(h)
         bases = ex.bases

@@ -81,8 +81,17 @@ def _namespaces() -> list[tuple[Any, list[str], Callable[[str], str], bool]]:
         (acl, functions(acl, acl.__all__), _acl_name, True),
         (rt, functions(rt, rt.__all__), _rt_name, True),
         (util, functions(util, util_names), lambda n: f"acl.util.{n}", False),
-        (aclnn, functions(aclnn, aclnn.__all__), lambda n: n, True),
+        (aclnn, functions(aclnn, aclnn.__all__ + sorted(_adopted)), lambda n: n, True),
     ]
+
+
+# the functions aclnn_py.custom has added to aclnn_py.aclnn (adopt) and not removed (forget)
+_adopted: set[str] = set()
+
+
+def adopted_operators() -> list[str]:
+    """The adopted operators' phase-2 names (``aclnnAddCustom``), which a new checker hooks."""
+    return sorted(n for n in _adopted if not n.endswith("GetWorkspaceSize"))
 
 
 # ------------------------------------------------------------------------------- wrapping ----
@@ -207,6 +216,41 @@ def installed() -> bool:
     return bool(_originals)
 
 
+def adopt(names: list[str]) -> None:
+    """Functions that ``aclnn_py.custom.load`` has just added to ``aclnn_py.aclnn`` (a custom
+    operator's two phases): wrapped like the others while the wrappers are installed, and seen
+    by the checkers (a kernel's task reads its inputs and writes its outputs)."""
+    from .. import aclnn
+
+    with _lock:
+        _adopted.update(names)
+        if not installed():
+            return
+        for name in names:
+            fn = getattr(aclnn, name, None)
+            if fn is None or hasattr(fn, "__aclnn_py_original__"):
+                continue
+            _originals[(aclnn, name)] = fn
+            setattr(aclnn, name, _make(name, fn, True))
+        if _ACTIVE.checker is not None:
+            _ACTIVE.checker.add_operators(names)
+
+
+def forget(names: list[str]) -> None:
+    """Functions ``aclnn_py.custom.unload`` removes: not restored when the wrappers go."""
+    from .. import aclnn
+
+    with _lock:
+        _adopted.difference_update(names)
+        for name in names:
+            _originals.pop((aclnn, name), None)
+
+
+def original(fn):
+    """The function a wrapper wraps (``fn`` itself when it is not a wrapper)."""
+    return getattr(fn, "__aclnn_py_original__", fn)
+
+
 def configure(checks: frozenset, trace: Optional[str], log_level: Optional[int],
               log_stdout: bool) -> None:
     """Make the diagnostics do what the arguments say (see Features)."""
@@ -224,7 +268,8 @@ def configure(checks: frozenset, trace: Optional[str], log_level: Optional[int],
         if features.checks != old.features.checks:
             if checker is not None:
                 checker.close()
-            checker = checks_mod.Checker(features.checks) if features.checks else None
+            checker = (checks_mod.Checker(features.checks, tuple(adopted_operators()))
+                       if features.checks else None)
         tracer = old.tracer
         if features.trace != old.features.trace:
             if tracer is not None:
@@ -239,7 +284,7 @@ def configure(checks: frozenset, trace: Optional[str], log_level: Optional[int],
 
 
 __all__ = ["Features", "configure", "current", "active", "installed", "user_site", "site_text",
-           "ret_of"]
+           "ret_of", "adopt", "forget", "original", "adopted_operators"]
 
 
 def _after_fork_in_child() -> None:

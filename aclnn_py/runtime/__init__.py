@@ -66,7 +66,13 @@ from .events import (
     synchronize_event,
     synchronize_event_with_timeout,
 )
-from .host import range_device_locked, set_host_kernel, submit_host
+from .host import (
+    exit_forked_child,
+    host_forked,
+    range_device_locked,
+    set_host_kernel,
+    submit_host,
+)
 from .memory import (
     HOST_ADDRESS_END,
     MEMCPY_D2D,
@@ -79,6 +85,7 @@ from .memory import (
     check_device_range,
     check_host_range,
     check_range,
+    detach_device_memory,
     device_alloc,
     device_free,
     find,
@@ -118,13 +125,13 @@ from .state import (
 )
 from .streams import (
     add_range,
-    close_stream,
     create_stream,
     create_stream_with_config,
     destroy_stream,
     internal_stream,
     new_task,
     open_stream,
+    refuse_in_kernel,
     resolve_stream,
     stream_query,
     submit,
@@ -156,16 +163,16 @@ __all__ = [
     "ctx_set_sys_param_opt", "ctx_get_sys_param_opt", "get_last_error", "peek_at_last_error",
     "query_device_status",
     # streams
-    "open_stream", "close_stream", "create_stream", "resolve_stream", "destroy_stream",
+    "open_stream", "create_stream", "resolve_stream", "destroy_stream",
     "synchronize_stream", "synchronize_device", "new_task", "add_range", "submit",
-    "internal_stream", "last_c_msg", "create_stream_with_config",
+    "internal_stream", "last_c_msg", "create_stream_with_config", "refuse_in_kernel",
     "synchronize_stream_with_timeout", "synchronize_device_with_timeout", "stream_query",
     # kernel threads
     "num_threads", "set_num_threads",
     # aclnn-py bench
     "isa_name", "llc_bytes", "floor_call", "floor_hardsigmoid_call", "probe_call",
     # host kernels (aclnn_py.custom)
-    "set_host_kernel", "submit_host", "range_device_locked",
+    "set_host_kernel", "submit_host", "range_device_locked", "host_forked", "exit_forked_child",
     # the trace (ACLNN_EMU_TRACE)
     "trace_enable", "trace_drain", "now_ns",
     # memory
@@ -173,7 +180,8 @@ __all__ = [
     "HOST_ADDRESS_END", "check_range", "free_epoch", "range_device", "find", "find_freed",
     "is_device",
     "freed_text", "not_live_text", "check_device_range", "check_host_range", "device_alloc",
-    "malloc", "device_free", "free", "release_device_memory", "raw_memcpy", "raw_free",
+    "malloc", "device_free", "free", "detach_device_memory", "release_device_memory",
+    "raw_memcpy", "raw_free",
     "malloc_host", "free_host", "buffer_address", "host_buffer", "memcpy", "memcpy_async",
     "memset", "memset_async", "get_mem_info", "mem_flush", "mem_invalidate",
     # events

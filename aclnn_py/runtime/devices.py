@@ -15,9 +15,9 @@ from ..enums import aclrtRunMode
 from ..status import aclError as E
 from ..status import last_code, record
 from .core import apply_thread_config, lib
-from .memory import release_device_memory
-from .state import Context, S, current, lookup, require_int
-from .streams import close_stream, open_stream
+from .memory import detach_device_memory, release_device_memory
+from .state import Context, S, Stream, current, lookup, require_int
+from .streams import open_stream, refuse_in_kernel
 
 # ---------------------------------------------------------------------------- init -----------
 
@@ -59,18 +59,23 @@ def init(config_path) -> int:
 
 def finalize() -> int:
     """aclFinalize: release every device still set and forget the JSON file's keys. Returns 0;
-    100037 without a matching aclInit."""
+    100037 without a matching aclInit; 207000 from a custom operator's kernel."""
     api = "aclFinalize"
+    ret = refuse_in_kernel(api)
+    if ret:
+        return ret
+    release = _Release()
     with S.lock:
         if not S.initialized:
             return record(api, E.ACL_ERROR_REPEAT_FINALIZE,
                           "aclFinalize called without a matching aclInit (or twice)")
         for dev in list(S.device_refs):
-            _release_device(dev)
+            _detach_device(dev, release)
         S.initialized = False
         config.clear_overrides()
         apply_thread_config()  # the environment's value again, without the file's
-        return 0
+    release.run()
+    return 0
 
 
 # -------------------------------------------------------------------- devices, contexts ----
@@ -87,9 +92,31 @@ def _new_context(device: int, is_default: bool) -> Optional[Context]:
     return ctx
 
 
-def _destroy_context(ctx: Context) -> None:
-    for st in list(ctx.streams) + [ctx.default_stream]:
-        close_stream(st)
+class _Release:
+    """What a reset, a context destroy or finalize releases after the runtime's lock: the
+    streams to drain and destroy, then the device memory to free. Never under S.lock: both wait
+    for the streams' running tasks, and a custom operator's kernel may call the runtime (and take
+    the lock) before it finishes. The handles are unregistered under the lock first, so other
+    threads see them gone at once (107017)."""
+
+    def __init__(self) -> None:
+        self.streams: list[int] = []
+        self.memory: list[tuple[int, list[int]]] = []
+
+    def run(self) -> None:
+        for h in self.streams:
+            lib.emu_stream_destroy(h)
+        for device, ptrs in self.memory:
+            release_device_memory(device, ptrs)
+
+
+def _detach_context(ctx: Context, release: _Release) -> None:
+    """Unregister a context and its streams (the caller holds S.lock)."""
+    streams: list[Optional[Stream]] = [*ctx.streams, ctx.default_stream]
+    for st in streams:
+        if st is not None and S.streams.get(st.handle) is st:
+            del S.streams[st.handle]
+            release.streams.append(st.handle)
     ctx.streams.clear()
     S.contexts.pop(ctx.handle, None)
     if getattr(S.tls, "ctx", None) is ctx:
@@ -132,21 +159,27 @@ def set_device(device_id) -> int:
         return 0
 
 
-def _release_device(device_id: int) -> None:
-    """Waits for the device's streams, destroys its contexts and streams, and frees the memory
-    aclrtMalloc gave out on it (as aclrtResetDevice releases the device's resources)."""
+def _detach_device(device_id: int, release: _Release) -> None:
+    """Unregister the device's contexts and streams and the memory aclrtMalloc gave out on it
+    (the caller holds S.lock); ``release`` then waits for the streams, destroys them and frees
+    the memory (as aclrtResetDevice releases the device's resources)."""
     S.device_refs.pop(device_id, None)
     for ctx in [c for c in S.contexts.values() if c.device == device_id]:
-        _destroy_context(ctx)
+        _detach_context(ctx, release)
     S.default_ctx.pop(device_id, None)
-    release_device_memory(device_id)
+    release.memory.append((device_id, detach_device_memory(device_id)))
 
 
 def reset_device(device_id) -> int:
     """aclrtResetDevice: undo one set_device; the last one waits for the device's streams and
-    releases its contexts, streams and aclrtMalloc memory. Returns 0; 107001 for a bad id."""
+    releases its contexts, streams and aclrtMalloc memory. Returns 0; 107001 for a bad id;
+    207000 from a custom operator's kernel."""
     api = "aclrtResetDevice"
     device_id = require_int(api, "deviceId", device_id, ctype="int32")
+    ret = refuse_in_kernel(api)
+    if ret:
+        return ret
+    release = _Release()
     with S.lock:
         ret = _check_device(api, device_id)
         if ret:
@@ -156,8 +189,9 @@ def reset_device(device_id) -> int:
             S.device_refs[device_id] = refs - 1
             return 0
         if refs == 1:
-            _release_device(device_id)
-        return 0
+            _detach_device(device_id, release)
+    release.run()
+    return 0
 
 
 def get_device() -> tuple[int, int]:
@@ -201,8 +235,12 @@ def _lookup_context(api: str, context) -> tuple[Optional[Context], int]:
 def destroy_context(context) -> int:
     """aclrtDestroyContext: destroy a context created by create_context and its streams.
     Returns 0; 100000 for null or a device's default context; 107017 for a handle that is not a
-    live context."""
+    live context; 207000 from a custom operator's kernel."""
     api = "aclrtDestroyContext"
+    ret = refuse_in_kernel(api)
+    if ret:
+        return ret
+    release = _Release()
     with S.lock:
         ctx, ret = _lookup_context(api, context)
         if ret:
@@ -212,8 +250,9 @@ def destroy_context(context) -> int:
             return record(api, E.ACL_ERROR_INVALID_PARAM,
                           f"context 0x{ctx.handle:x} is device {ctx.device}'s default context; it "
                           "is released by aclrtResetDevice, not aclrtDestroyContext")
-        _destroy_context(ctx)
-        return 0
+        _detach_context(ctx, release)
+    release.run()
+    return 0
 
 
 def set_context(context) -> int:

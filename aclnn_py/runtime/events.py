@@ -15,7 +15,7 @@ from ..status import aclError as E
 from ..status import record
 from .core import ffi, lib
 from .state import Event, S, lookup, require_int
-from .streams import check_timeout, new_task, poll, resolve_stream, submit
+from .streams import check_timeout, new_task, poll, refuse_in_kernel, resolve_stream, submit
 
 _C_EVENT_COMPLETE = 2  # emu_event_status: 0 never recorded, 1 recorded not done, 2 complete
 _C_EVENT_RECORDED = 1
@@ -108,9 +108,11 @@ def _event_task(api: str, event, stream, kind: int, step: str) -> int:
         if ret:
             return ret
         assert st is not None
-        tasks, t = new_task(api, step, kind)
-        t.event = ev.handle
-        return submit(api, st, tasks, 1)
+    tasks, t = new_task(api, step, kind)
+    t.event = ev.handle
+    # outside the lock: with ACL_LAUNCH_BLOCKING=1 the submit waits for the stream, whose
+    # running kernel may call the runtime (an event or stream destroyed meanwhile: 107017)
+    return submit(api, st, tasks, 1)
 
 
 def record_event(event, stream) -> int:
@@ -152,8 +154,12 @@ def query_event_status(event) -> tuple[int, int]:
 
 def synchronize_event(event) -> int:
     """aclrtSynchronizeEvent: wait for the last record enqueued before the call (at once when
-    never recorded). Returns 0; 100000 null; 107017 for a handle that is not a live event."""
+    never recorded). Returns 0; 100000 null; 107017 for a handle that is not a live event;
+    207000 from a custom operator's kernel."""
     api = "aclrtSynchronizeEvent"
+    ret = refuse_in_kernel(api)
+    if ret:
+        return ret
     with S.lock:
         ev, ret = _lookup_event(api, event)
         if ret:
@@ -170,9 +176,9 @@ def synchronize_event_with_timeout(event, timeout) -> int:
     """aclrtSynchronizeEventWithTimeout: synchronize_event, giving up after ``timeout``
     milliseconds (-1: wait forever). 507047 ACL_ERROR_RT_EVENT_SYNC_TIMEOUT when the event's
     last record has not run in time; 100000 for a null event or a bad timeout; 107017 for a
-    handle that is not a live event. docs/pyacl.md."""
+    handle that is not a live event; 207000 from a custom operator's kernel. docs/pyacl.md."""
     api = "aclrtSynchronizeEventWithTimeout"
-    ret = check_timeout(api, timeout)
+    ret = check_timeout(api, timeout) or refuse_in_kernel(api)
     if ret:
         return ret
     if timeout == -1:

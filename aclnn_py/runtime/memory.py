@@ -257,13 +257,25 @@ def free(dev_ptr) -> int:
     return device_free(api, ptr)
 
 
-def release_device_memory(device_id: int) -> None:
-    """Free what aclrtMalloc gave out on a device (aclrtResetDevice releases the device's
-    resources); the caller holds S.lock."""
-    for ptr in [p for p, d in S.user_allocs.items() if d == device_id]:
-        del S.user_allocs[ptr]
-        if lib.emu_mem_free(ptr) == 0:
-            S.freed[ptr] = f"by aclrtResetDevice({device_id})"
+def detach_device_memory(device_id: int) -> list[int]:
+    """What aclrtMalloc gave out on a device, taken out of the table of user allocations (the
+    caller holds S.lock); release_device_memory frees it after the lock is released."""
+    ptrs = [p for p, d in S.user_allocs.items() if d == device_id]
+    for p in ptrs:
+        del S.user_allocs[p]
+    return ptrs
+
+
+def release_device_memory(device_id: int, ptrs: list[int]) -> None:
+    """Free detached allocations (aclrtResetDevice releases the device's resources). Without
+    S.lock: a free waits for every running task, and a custom operator's kernel may need the
+    lock to finish."""
+    freed = [p for p in ptrs if lib.emu_mem_free(p) == 0]
+    with S.lock:
+        for p in freed:
+            S.freed[p] = f"by aclrtResetDevice({device_id})"
+        while len(S.freed) > 4096:
+            S.freed.pop(next(iter(S.freed)))
 
 
 def raw_memcpy(dst: int, src: int, nbytes: int) -> int:
@@ -515,7 +527,8 @@ __all__ = [
     "MEMCPY_H2H", "MEMCPY_H2D", "MEMCPY_D2H", "MEMCPY_D2D", "MEMCPY_DEFAULT", "MEMCPY_H2B2D",
     "HOST_ADDRESS_END", "check_range", "range_device", "find", "find_freed", "is_device",
     "freed_text", "not_live_text", "check_device_range", "check_host_range", "device_alloc",
-    "malloc", "device_free", "free", "release_device_memory", "raw_memcpy", "raw_free",
+    "malloc", "device_free", "free", "detach_device_memory", "release_device_memory",
+    "raw_memcpy", "raw_free",
     "malloc_host", "free_host", "buffer_address", "host_buffer", "memcpy", "memcpy_async",
     "memset", "memset_async", "get_mem_info",
 ]

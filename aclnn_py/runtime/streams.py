@@ -17,6 +17,27 @@ from ..status import record
 from .core import ffi, last_c_msg, lib, msg_text, new_msg
 from .state import Context, S, Stream, current, current_default_stream, lookup, ptr, require_int
 
+# ------------------------------------------------------------- calls from a host kernel ----
+
+
+def refuse_in_kernel(api: str) -> int:
+    """0, or a recorded 207000 ACL_ERROR_RT_FEATURE_NOT_SUPPORT when the calling thread is
+    running a custom operator's kernel (a stream's host task, runtime.host): ``api`` waits for
+    streams (or destroys what a running task uses), which a kernel cannot do without a deadlock:
+    its own stream waits for the kernel, and another stream's task may wait for the device
+    memory table the kernel holds (behind a free that waits for the kernel). The C core refuses
+    the waits themselves too; this refuses before the runtime's state changes."""
+    h = lib.emu_host_task_stream()
+    if not h:
+        return 0
+    return record(api, E.ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                  f"called from a custom operator's kernel, which runs as a task of stream "
+                  f"0x{h:x}: a kernel cannot wait for streams or destroy runtime objects (its "
+                  "own stream waits for the kernel, and another stream may wait for the device "
+                  "memory the kernel holds); call it on the host instead (on the device, a "
+                  "kernel cannot call the runtime at all)")
+
+
 # ---------------------------------------------------------------------- C stream handles ----
 
 
@@ -29,14 +50,6 @@ def open_stream(device: int, context: Context, is_default: bool = False) -> Opti
     st = Stream(handle=sh, device=device, context=context, is_default=is_default)
     S.streams[sh] = st
     return st
-
-
-def close_stream(st: Optional[Stream]) -> None:
-    """Unregister a stream and destroy its C stream, if it is still registered (the caller
-    holds S.lock)."""
-    if st is not None and st.handle in S.streams:
-        del S.streams[st.handle]
-        lib.emu_stream_destroy(st.handle)
 
 
 # ------------------------------------------------------------------------------ streams ----
@@ -98,8 +111,12 @@ def resolve_stream(api: str, stream) -> tuple[Optional[Stream], int]:
 
 def destroy_stream(stream) -> int:
     """aclrtDestroyStream: let the stream's queued tasks finish, then destroy it. Returns 0;
-    100000 for null or a default stream; 107017 for a handle that is not a live stream."""
+    100000 for null or a default stream; 107017 for a handle that is not a live stream; 207000
+    from a custom operator's kernel (refuse_in_kernel)."""
     api = "aclrtDestroyStream"
+    ret = refuse_in_kernel(api)
+    if ret:
+        return ret
     with S.lock:
         if ptr(stream) == 0:
             return record(api, E.ACL_ERROR_INVALID_PARAM, "stream is null")
@@ -136,6 +153,8 @@ def _wait_stream(api: str, st: Stream) -> int:
     if code:
         if code == E.ACL_ERROR_RT_INVALID_HANDLE:
             return _stream_gone(api, st)
+        if code == E.ACL_ERROR_RT_FEATURE_NOT_SUPPORT:  # from a kernel: nothing waited for
+            return refuse_in_kernel(api) or record(api, code, last_c_msg())
         record(api, code, f"a task failed on the stream: {last_c_msg()}")
     return code
 
@@ -144,7 +163,7 @@ def synchronize_stream(stream) -> int:
     """aclrtSynchronizeStream: wait for every task enqueued on the stream so far (null: the
     current context's default stream). Returns 0, or the first task fault since the last
     synchronize (507013 copy, 507015 operator) with its message; 107017 / 107002 for a bad
-    stream."""
+    stream; 207000 from a custom operator's kernel (refuse_in_kernel)."""
     api = "aclrtSynchronizeStream"
     # a live explicit stream, or the live current context's default one: no lock (the C core
     # holds its own reference for the call, and answers 107017 if another thread destroys the
@@ -154,6 +173,9 @@ def synchronize_stream(stream) -> int:
     else:
         st = current_default_stream() if stream is None else None
     if st is None:
+        ret = refuse_in_kernel(api)  # (a live stream's refusal comes from the C core)
+        if ret:
+            return ret
         with S.lock:
             st, ret = resolve_stream(api, stream)
         if ret:
@@ -212,9 +234,10 @@ def synchronize_stream_with_timeout(stream, timeout) -> int:
     milliseconds (-1: wait forever). Returns 0 or the first task fault, as synchronize_stream;
     507046 ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when the tasks enqueued before the call have not
     all finished in time (they keep running); 100000 for a timeout that is neither -1 nor in
-    [1, 2**31); 107017 / 107002 for a bad stream. docs/pyacl.md."""
+    [1, 2**31); 107017 / 107002 for a bad stream; 207000 from a custom operator's kernel.
+    docs/pyacl.md."""
     api = "aclrtSynchronizeStreamWithTimeout"
-    ret = check_timeout(api, timeout)
+    ret = check_timeout(api, timeout) or refuse_in_kernel(api)
     if ret:
         return ret
     with S.lock:
@@ -233,9 +256,10 @@ def synchronize_device_with_timeout(timeout) -> int:
     """aclrtSynchronizeDeviceWithTimeout: synchronize_device, giving up after ``timeout``
     milliseconds (-1: wait forever). 507046 ACL_ERROR_RT_STREAM_SYNC_TIMEOUT (CANN's code for
     this call too) when the device's streams have not all run their tasks in time (they keep
-    running); 100000 for a bad timeout; 107002 without a device. docs/pyacl.md."""
+    running); 100000 for a bad timeout; 107002 without a device; 207000 from a custom
+    operator's kernel. docs/pyacl.md."""
     api = "aclrtSynchronizeDeviceWithTimeout"
-    ret = check_timeout(api, timeout)
+    ret = check_timeout(api, timeout) or refuse_in_kernel(api)
     if ret:
         return ret
     if timeout == -1:
@@ -276,11 +300,15 @@ _C_EVENT_COMPLETE = 2  # emu_event_status: complete
 
 def synchronize_device() -> int:
     """aclrtSynchronizeDevice: synchronize every stream of this thread's device. Returns 0, the
-    first fault found (as synchronize_stream), or 107002 without a device."""
+    first fault found (as synchronize_stream), or 107002 without a device; 207000 from a custom
+    operator's kernel."""
     return _synchronize_device("aclrtSynchronizeDevice")
 
 
 def _synchronize_device(api: str) -> int:
+    ret = refuse_in_kernel(api)
+    if ret:
+        return ret
     with S.lock:
         ctx = current()
         if ctx is None:
@@ -368,7 +396,8 @@ def internal_stream() -> Stream:
     return holder.stream
 
 
-__all__ = ["open_stream", "close_stream", "create_stream", "create_stream_with_config",
+__all__ = ["refuse_in_kernel", "open_stream", "create_stream",
+           "create_stream_with_config",
            "resolve_stream", "destroy_stream", "synchronize_stream",
            "synchronize_stream_with_timeout", "synchronize_device", "new_task", "add_range",
            "submit", "internal_stream"]

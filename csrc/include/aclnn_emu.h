@@ -379,6 +379,14 @@ double emu_now_ms(void);
    function set: every host task faults. */
 typedef int (*emu_host_fn)(uint64_t token, char *msg, int msglen);
 void emu_set_host_kernel(emu_host_fn fn);
+uintptr_t emu_host_task_stream(void);
+    /* the stream whose host task the calling thread is running, or 0. From such a thread every
+       call that waits for a stream (emu_stream_synchronize, emu_stream_destroy,
+       emu_event_synchronize, a blocking submit or launch) returns 207000 at once, with a
+       message (emu_last_msg when no buffer is passed), and does nothing. The child of a fork()
+       made inside a host function ends (_exit: 0, or 1 when fn failed) when fn returns. */
+int emu_host_forked(void);
+    /* 1 in the forking thread of such a child (which ends when its host function returns) */
 int64_t emu_mem_range_device_locked(uintptr_t addr, uint64_t nbytes);
     /* emu_mem_range_device for a caller that holds the read lock (a host kernel) */
 

@@ -1,8 +1,9 @@
 /*
  * fork(): the runtime's fork handlers, registered when the library is loaded.
  *
- * The parent takes every lock of the runtime before fork() (the handle table, the allocation
- * table, the streams' registry, in that order) and releases them after; the child, which has
+ * The parent takes the runtime's locks before fork() (the handle table, the allocation table's
+ * edit lock, the streams' event and trace locks, in that order; never one that waits for a
+ * running task) and releases them after; the child, which has
  * only the forking thread, forgets every handle and stream of its parent and starts with empty
  * device memory (see each module's atfork functions). This file sits above handle.c, memory.c
  * and stream.c, which know nothing of one another's fork handling: none of them calls back into

@@ -18,7 +18,8 @@
  *
  * The table of live allocations is guarded by a reader/writer lock. Lookups, checked copies and
  * every running stream task hold it for reading; alloc and free take it for writing, so a free
- * waits until the task that is using the memory has finished.
+ * waits until the task that is using the memory has finished. A writer changes the table only
+ * while it also holds edit_mu, which is all that fork() needs to take (see the fork section).
  */
 #define _GNU_SOURCE
 #include "aclnn_emu.h"
@@ -75,6 +76,9 @@ static pthread_rwlock_t table_lock;
  * has not moved, every range that was inside a live allocation still is. */
 static uint64_t free_epoch;
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+/* Held by a writer, inside the write lock, while it changes the table and the device spaces: the
+ * fork prepare handler takes it (not the write lock, which would wait for running tasks). */
+static pthread_mutex_t edit_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void init_lock(void)
 {
@@ -115,29 +119,35 @@ void emu_mem_read_unlock(void)
         pthread_rwlock_unlock(&table_lock);
 }
 
-/* 0 and the write lock held; -1 (nothing held) when this thread holds the read lock: a host
-   kernel (a custom operator's Python kernel, run by a stream under the read lock) that
-   allocates or frees would wait for itself */
+/* 0 and the write lock (and edit_mu) held; -1 (nothing held) when this thread holds the read
+   lock: a host kernel (a custom operator's Python kernel, run by a stream under the read lock)
+   that allocates or frees would wait for itself */
 static int write_lock(void)
 {
     if (read_depth > 0)
         return -1;
     pthread_once(&table_once, table_init);
     pthread_rwlock_wrlock(&table_lock);
+    pthread_mutex_lock(&edit_mu);
     return 0;
+}
+
+static void write_unlock(void)
+{
+    pthread_mutex_unlock(&edit_mu);
+    pthread_rwlock_unlock(&table_lock);
 }
 
 /* ------------------------------------------------------------------------ fork ------------ */
 
-static int fork_locked; /* whether the prepare handler took the write lock */
+/* The prepare handler takes edit_mu only: the child then gets a table no writer was changing.
+ * Taking the write lock instead would wait for the running tasks, and a custom operator's
+ * kernel (Python) needs the interpreter's lock to finish, which os.fork() holds while the
+ * handlers run: a fork during a kernel would hang. Readers change nothing; the child starts
+ * with fresh locks and forgets every allocation anyway. */
+void emu_mem_atfork_prepare(void) { pthread_mutex_lock(&edit_mu); }
 
-void emu_mem_atfork_prepare(void) { fork_locked = write_lock() == 0; }
-
-void emu_mem_atfork_parent(void)
-{
-    if (fork_locked)
-        pthread_rwlock_unlock(&table_lock);
-}
+void emu_mem_atfork_parent(void) { pthread_mutex_unlock(&edit_mu); }
 
 /* In the child: the parent's allocations are not this process's device memory. Their pages are
  * discarded, the table starts empty, and the cursors stay where they are, so the parent's
@@ -159,7 +169,11 @@ void emu_mem_atfork_child(void)
             sp->blocks[0] = (free_block){0, sp->size};
         }
     }
-    init_lock(); /* the forking thread took it in prepare; the child starts with a fresh one */
+    /* fresh locks: another thread of the parent may have held the table lock at the fork, and
+     * a forking host kernel held it for reading (its child holds nothing: see stream.c) */
+    init_lock();
+    pthread_mutex_init(&edit_mu, NULL);
+    read_depth = 0;
 }
 
 /* ------------------------------------------------------------------ address space ---------- */
@@ -393,7 +407,7 @@ int emu_mem_alloc(int32_t device, uint64_t size, uint64_t limit, int poison, int
     sp->used += reserved;
     rc = 0;
 out:
-    pthread_rwlock_unlock(&table_lock);
+    write_unlock();
     /* The poison, outside the lock (a 1 GiB fill must not stall every stream's tasks): nobody
      * else has the address yet, and queued tasks that name older allocations check ids. */
     if (rc == 0 && poison)
@@ -409,7 +423,7 @@ int emu_mem_free(uintptr_t ptr)
         return EMU_ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
     int64_t i = find_index(ptr);
     if (i < 0 || table[i].base != ptr) {
-        pthread_rwlock_unlock(&table_lock);
+        write_unlock();
         return EMU_ACL_ERROR_RT_MEMORY_FREE;
     }
     alloc_entry e = table[i];
@@ -431,7 +445,7 @@ int emu_mem_free(uintptr_t ptr)
     space_give(sp, e.base - sp->base, e.span); /* on OOM the range is lost, nothing else */
     freed_ring[freed_next++ % FREED_RING] = e;
     __atomic_add_fetch(&free_epoch, 1, __ATOMIC_RELEASE);
-    pthread_rwlock_unlock(&table_lock);
+    write_unlock();
     return 0;
 }
 

@@ -31,10 +31,9 @@
  * fork(): the child has none of the pool's threads. An atfork child handler forgets them (their
  * records are leaked: a lock in one may be held by a thread that does not exist there), resets
  * the jobs and slots, and renews the locks; the next split kernel in the child creates a new
- * pool. No pool lock is taken around fork: the runtime's prepare handler waits for running
- * kernels (the allocation table's write lock), and a kernel may need the pool's locks to
- * finish, so holding them first could deadlock; the child rebuilds every piece of pool state
- * instead of trusting the copy.
+ * pool. No pool lock is taken around fork: a kernel running in another thread may hold them at
+ * the fork, and waiting for it there could deadlock; the child rebuilds every piece of pool
+ * state instead of trusting the copy.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -180,12 +180,42 @@ static const kernel_fn kernel_table[EMU_K_COUNT] = {
 /* the host kernel function (emu_set_host_kernel); read by every host task */
 static emu_host_fn host_kernel;
 
+/* The stream whose host task this thread is running (a custom operator's kernel, which may call
+ * back into the runtime), or NULL. Such a thread holds the allocation table's read lock and is
+ * its stream's running task: every call that waits for a stream (synchronize, destroy, an event
+ * synchronize, a blocking enqueue) refuses it at once (refuse_in_host), since its own stream
+ * would wait for it, and another stream's worker may wait for the table lock behind a free that
+ * waits for it. */
+static __thread emu_stream *host_stream;
+/* In the child of a fork() made by a host task: the forking thread was running a task of a stream
+ * the child does not have, so it has nothing to go back to when the task returns; the child
+ * ends there (run_host). Set by emu_stream_atfork_child. */
+static __thread int forked_in_host;
+
+uintptr_t emu_host_task_stream(void) { return host_stream ? host_stream->handle : 0; }
+
+int emu_host_forked(void) { return forked_in_host; }
+
+static int refuse_in_host(const char *call, char *msg, int msglen)
+{
+    char text[EMU_MSG_LEN];
+    snprintf(text, sizeof text,
+             "%s was called from a custom operator's kernel, which runs as a task of stream "
+             "0x%" PRIxPTR ": a kernel cannot wait for a stream (its own stream waits for the "
+             "kernel, and another stream may wait for the device memory the kernel holds); "
+             "synchronize on the host instead (on the device, a kernel cannot call the runtime "
+             "at all)",
+             call, host_stream->handle);
+    set_msg(msg, msglen, text);
+    return EMU_ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+}
+
 void emu_set_host_kernel(emu_host_fn fn)
 {
     __atomic_store_n(&host_kernel, fn, __ATOMIC_RELEASE);
 }
 
-static int run_host(const emu_task *t, char *msg, int msglen)
+static int run_host(emu_stream *s, const emu_task *t, char *msg, int msglen)
 {
     emu_host_fn fn = __atomic_load_n(&host_kernel, __ATOMIC_ACQUIRE);
     msg[0] = '\0';
@@ -193,7 +223,15 @@ static int run_host(const emu_task *t, char *msg, int msglen)
         snprintf(msg, (size_t)msglen, "%s: %s: no host kernel function is set", t->op, t->step);
         return -1;
     }
+    emu_stream *outer = host_stream;
+    host_stream = s;
     int rc = fn(t->k.host.token, msg, msglen);
+    host_stream = outer;
+    if (forked_in_host) { /* the child of a fork() inside the kernel: it ends with the kernel */
+        if (rc != 0 && msg[0])
+            fprintf(stderr, "%s\n", msg);
+        _exit(rc == 0 ? 0 : 1);
+    }
     if (rc != 0 && msg[0] == '\0')
         snprintf(msg, (size_t)msglen, "%s: %s: the host kernel failed (%d)", t->op, t->step, rc);
     return rc;
@@ -214,7 +252,7 @@ static int run_kernel(const emu_task *t)
 }
 
 /* Runs a compute or copy task under the allocation table's read lock; 0 or a fault code. */
-static int run_data_task(const emu_task *t, char *msg, int msglen)
+static int run_data_task(emu_stream *s, const emu_task *t, char *msg, int msglen)
 {
     int code = t->type == EMU_TASK_KERNEL ? FAULT_KERNEL : FAULT_DMA;
     int rc = 0;
@@ -240,7 +278,7 @@ static int run_data_task(const emu_task *t, char *msg, int msglen)
     switch (t->type) {
     case EMU_TASK_KERNEL:
         if (t->kernel == EMU_K_HOST) {
-            if (run_host(t, msg, msglen) != 0)
+            if (run_host(s, t, msg, msglen) != 0)
                 rc = code;
         } else if (run_kernel(t) != 0) {
             snprintf(msg, (size_t)msglen,
@@ -308,7 +346,7 @@ static int run_task(emu_stream *s, const emu_task *t)
         return -1; /* skipped: an earlier task of this stream failed */
     }
     char msg[EMU_MSG_LEN];
-    int rc = run_data_task(t, msg, sizeof msg);
+    int rc = run_data_task(s, t, msg, sizeof msg);
     if (rc != 0) {
         pthread_mutex_lock(&s->mu);
         if (s->fault == 0) {
@@ -591,6 +629,8 @@ static int sync_stream(emu_stream *s, char *msg, int msglen)
 
 int emu_stream_synchronize(uintptr_t stream, char *msg, int msglen)
 {
+    if (host_stream)
+        return refuse_in_host("aclrtSynchronizeStream", msg, msglen);
     emu_stream *s = acquire_stream(stream);
     if (!s) {
         set_msg(msg, msglen, "the stream is not live (destroyed, or never created here)");
@@ -603,6 +643,8 @@ int emu_stream_synchronize(uintptr_t stream, char *msg, int msglen)
 
 int emu_stream_destroy(uintptr_t stream)
 {
+    if (host_stream)
+        return refuse_in_host("aclrtDestroyStream", NULL, 0);
     emu_stream *s = (emu_stream *)emu_handle_close(stream, EMU_KIND_STREAM);
     if (!s)
         return INVALID_HANDLE;
@@ -651,6 +693,8 @@ static void release_task_events(emu_task *tasks, int32_t n)
 static int enqueue(emu_stream *s, emu_task *copy, int32_t n, int blocking, int check_ranges,
                    char *msg, int msglen)
 {
+    if (blocking && host_stream) /* refused before anything is enqueued or referenced */
+        return refuse_in_host("a blocking launch", msg, msglen);
     /* events: handle -> referenced object, held by the task until it runs */
     for (int32_t i = 0; i < n; i++) {
         if (!is_event_task(copy[i].type))
@@ -835,6 +879,10 @@ void emu_stream_atfork_parent(void)
 
 void emu_stream_atfork_child(void)
 {
+    if (host_stream) { /* forked by a host task: see run_host */
+        forked_in_host = 1;
+        host_stream = NULL; /* the child's own streams are its to wait for */
+    }
     pthread_mutex_init(&event_mu, NULL);
     pthread_cond_init(&event_cv, NULL);
     pthread_mutex_init(&trace_mu, NULL); /* the parent's records are not the child's */
@@ -887,6 +935,8 @@ int emu_event_status(uintptr_t event)
 
 int emu_event_synchronize(uintptr_t event)
 {
+    if (host_stream)
+        return refuse_in_host("aclrtSynchronizeEvent", NULL, 0);
     emu_event *ev = acquire_event(event);
     if (!ev)
         return INVALID_HANDLE;
