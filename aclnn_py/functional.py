@@ -161,7 +161,13 @@ def _int(api: str, name: str, value) -> int:
 def _float(api: str, name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
         raise TypeError(f"{api}: {name} must be a number, not {type(value).__name__}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond float64 (10**400): a parameter error naming it
+        digits = len(str(abs(value)))
+        check(record(api, S.ACLNN_ERR_PARAM_INVALID,
+                     f"{name} = an int of {digits} digits does not fit a float (float64)"), api)
+        raise
 
 
 def _options(api: str, dst_shape: tuple, options: dict) -> tuple[dict, Optional[np.ndarray]]:

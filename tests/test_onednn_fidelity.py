@@ -182,3 +182,64 @@ def test_aclnn_api_keeps_cann_cast_semantics():
     assert got.tobytes() == F.softmax_backward(g, y, 1).astype(F32).tobytes()
     # and the functional layer differs from it: computed once from the source
     assert F.softmax(x, 1, out_dtype=F32).tobytes() != F.softmax(x, 1).astype(F32).tobytes()
+
+
+# ------------------------------------------------------------------- item 8: defects ----
+
+def _param_error(match: str, fn=F.softmax, **kw) -> None:
+    x = np.float32([[1.0, 2.0, 3.0]])
+    with pytest.raises(aclnn_py.AclnnParamError, match=match):
+        fn(x, 1, **kw)
+
+
+def test_scales_and_alphas_are_checked_as_the_float32_the_kernel_uses():
+    """1e-46 is not 0 in float64 but is in float32 (oneDNN's scale and alpha type): refused,
+    naming the argument, instead of outputs of inf (float64 outputs included)."""
+    _param_error(r"dst_scale = 1e-46 is 0 in float32", dst_scale=1e-46)
+    _param_error(r"dst_scale = -1e-46 is 0 in float32", fn=F.log_softmax, dst_scale=-1e-46)
+    _param_error(r"dst_scale = 1e-46 is 0 in float32", dst_scale=1e-46, out_dtype=F64)
+    # a denormal whose float32 reciprocal (benchdnn: d * (1.0f / dst_scale)) overflows
+    _param_error(r"dst_scale = 1e-40: its float32 reciprocal.*overflows", dst_scale=1e-40)
+    _param_error(r"post_ops\[1\]: soft_relu needs alpha != 0 .*1e-46, which is 0 in float32",
+                 post_ops=[F.Eltwise("relu"), F.Eltwise("soft_relu", 1e-46)])
+    _param_error(r"post_ops\[0\].beta = 1e\+300 does not fit float32",
+                 post_ops=[F.Eltwise("clip", 0.0, 1e300)])
+    # just inside: a reciprocal of about 3.4e38 is finite; the float64 reference agrees
+    x = np.float32([[1.0, 2.0, 3.0]])
+    got = F.softmax(x, 1, dst_scale=3e-39).astype(np.float64)
+    ref = ref_forward(x, 1, False) * float(np.float32(1) / np.float32(3e-39))
+    assert np.isfinite(got).all() and np.allclose(got, ref, rtol=1e-6)
+    # src_scale may be 0 (and 1e-46 is that 0), explicit infinities in clip's bounds work
+    assert F.softmax(x, 1, src_scale=1e-46).tolist() == [[0.0, 0.0, 0.0]]
+    got = F.softmax(x, 1, post_ops=[F.Eltwise("clip", 0.1, np.inf)])
+    assert got.astype(np.float64).min() == pytest.approx(0.1)
+
+
+def test_huge_ints_are_parameter_errors_naming_the_argument():
+    """10**400 does not fit a float: an AclnnParamError naming it, not a bare OverflowError."""
+    _param_error(r"src_scale = 1000.*\(401 digits\) does not fit float32", src_scale=10 ** 400)
+    _param_error(r"dst_scale = -1000.*\(402 digits\) does not fit", dst_scale=-10 ** 400)
+    _param_error(r"post_ops\[0\].alpha = 1000.*does not fit float32",
+                 post_ops=[F.Eltwise("linear", 10 ** 400, 0.0)])
+    _param_error(r"post_ops\[0\].beta = 1000.*does not fit float32",
+                 post_ops=[F.Eltwise("linear", 1.0, 10 ** 400)])
+    with pytest.raises(aclnn_py.AclnnParamError, match=r"alpha = an int of 401 digits"):
+        F.hardsigmoid(np.float32([1.0]), alpha=10 ** 400)
+
+
+def test_plan_cache_keys_attributes_by_bits():
+    """src_scale=-0.0 after a call with 0.0 gets its own plan: pow(d, -1) of -0.0 is -inf."""
+    x = np.float32([[1.0, 2.0]])
+    pow_inv = [F.Eltwise("pow", 1.0, -1.0)]
+    for first, second in ((0.0, -0.0), (-0.0, 0.0)):
+        a = F.softmax(x, 1, src_scale=first, post_ops=pow_inv)
+        b = F.softmax(x, 1, src_scale=second, post_ops=pow_inv)
+        assert a.tolist() == [[np.copysign(np.inf, first)] * 2]
+        assert b.tolist() == [[np.copysign(np.inf, second)] * 2]
+    # an alpha's sign of zero too: relu's slope times a negative d, 0.0 * -0.5 = -0.0 and
+    # -0.0 * -0.5 = +0.0
+    y = np.float32([[0.0, 0.0]])
+    lin = F.Eltwise("linear", -1.0, 0.0)  # d = -0.5
+    p = F.softmax(y, 1, post_ops=[lin, F.Eltwise("relu", 0.0)])
+    n = F.softmax(y, 1, post_ops=[lin, F.Eltwise("relu", -0.0)])
+    assert np.signbit(p).all() and not np.signbit(n).any()
