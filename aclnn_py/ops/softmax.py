@@ -75,15 +75,28 @@ def outer_axis_inner(shape, dim: int) -> tuple[int, int, int]:
     return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
 
 
-def _accumulation(call, plan, compute: int, out_dtype: int) -> dict:
+#: the longest softmax axis the relaxed kernels take; longer ones run the strict kernels. The
+#: relaxed kernels sum in float32, one accumulator per column (a few per row), so a sum near 1
+#: that later terms just below its half ulp are added to loses up to n * 2^-24 of itself: with
+#: the max first and the others e^-17 below it (docs/onednn.md), float16 softmax is 0.88 ulp off
+#: at 2^13 and 1.79 at 2^14, 3.68 at 2^15, 85 at 2^20 (columns; rows 0.88 at 2^13 and 3.75 at
+#: 2^16 at the generic level); bfloat16 softmax_backward 0.52 of its bound at 2^14 and 1.04 at
+#: 2^15. 2^13 keeps every operator within its bound at every ISA level (n * 2^-24 <= 2^-11
+#: there: under 1 float16 ulp before the final rounding).
+RELAXED_MAX_AXIS = 8192
+
+
+def _accumulation(call, plan, compute: int, out_dtype: int, axis: int) -> dict:
     """The accumulation mode phase 1 records (functional's accumulation=, else
     ACLNN_EMU_ACCUMULATION: ops.get_workspace_size), and the kernel parameter that applies it.
     The relaxed kernels run only where oneDNN's mode applies: float16 / bfloat16 data whose
     kernel output is the result's own dtype (a float16 softmax into float32 stays strict, so
-    that the float32 result keeps float32 accuracy)."""
+    that the float32 result keeps float32 accuracy), over an axis of at most RELAXED_MAX_AXIS
+    elements (their 2 ulp bound holds there)."""
     mode = call.attrs.get("accumulation", "strict")
     plan.accumulation = mode
-    if mode != "strict" and compute in (F16, BF16) and out_dtype == compute:
+    if (mode != "strict" and compute in (F16, BF16) and out_dtype == compute
+            and axis <= RELAXED_MAX_AXIS):
         return {"accumulation": mode}
     return {}
 
@@ -149,7 +162,7 @@ def _forward_plan(call, plan, compute: int) -> None:
     x = cast(plan, contiguous(plan, user_buf("in", 0, self_t, "self")), compute)
     op = call.op
     params = {"outer": outer, "axis": axis, "inner": inner, "flag": op.kernel.flag,
-              **_accumulation(call, plan, compute, out.data_type)}
+              **_accumulation(call, plan, compute, out.data_type, axis)}
 
     def emit(dst):
         return plan.add(Step("Kernel", op.kernel.step, (x,), dst, op.kernel_id, params))
@@ -179,7 +192,7 @@ def _backward_plan(call, plan) -> None:
     y = cast(plan, contiguous(plan, user_buf("in", 1, output, "output")), compute)
     op = call.op
     params = {"outer": outer, "axis": axis, "inner": inner, "flag": op.kernel.flag,
-              **_accumulation(call, plan, compute, out.data_type)}
+              **_accumulation(call, plan, compute, out.data_type, axis)}
 
     def emit(dst):
         return plan.add(Step("Kernel", op.kernel.step, (g, y), dst, op.kernel_id, params))
