@@ -161,7 +161,13 @@ def _int(api: str, name: str, value) -> int:
 def _float(api: str, name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
         raise TypeError(f"{api}: {name} must be a number, not {type(value).__name__}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond float64 (10**400): a parameter error naming it
+        digits = len(str(abs(value)))
+        check(record(api, S.ACLNN_ERR_PARAM_INVALID,
+                     f"{name} = an int of {digits} digits does not fit a float (float64)"), api)
+        raise
 
 
 def _options(api: str, dst_shape: tuple, options: dict) -> tuple[dict, Optional[np.ndarray]]:
@@ -257,7 +263,8 @@ def softmax_backward(grad_output, output, dim: int, *, out_dtype=None,
         output: the softmax forward result y (same dtype and shape).
         dim: the softmax axis, in [-n, n-1] (a 0-d array counts as rank 1).
         out_dtype: the result's dtype (float16, float32, float64 or bfloat16); default: the
-            inputs' dtype. The kernel computes in the input dtype and the result is cast.
+            inputs' dtype. As oneDNN: computed from the exact inputs (in float32, float64 when
+            either dtype is float64) and rounded once into out_dtype.
 
     ``accumulation="relaxed"`` or ``"any"`` (oneDNN's modes, docs/onednn.md): float16 /
     bfloat16 data take faster kernels, every result within 2^-10 of the largest term of its
@@ -275,8 +282,9 @@ def softmax(x, dim: int, *, out_dtype=None, accumulation: str = "strict", src_sc
             dst_scale: float = 1.0, post_ops=(), inf_as_zero: bool = False) -> np.ndarray:
     """Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``.
 
-    The kernel computes in x's dtype (float16/bfloat16 in float32 internally); the result is cast
-    to ``out_dtype`` (default: x's dtype). A row of all -inf, or with +inf or NaN, gives NaN.
+    Computed from the exact values of x in float32 (float64 when x or ``out_dtype`` is float64)
+    and rounded once into ``out_dtype`` (default: x's dtype), as oneDNN does (the aclnn API casts
+    after: docs/dtypes.md). A row of all -inf, or with +inf or NaN, gives NaN.
 
     oneDNN's attributes (docs/onednn.md): x and ``out_dtype`` may also be int8 or uint8; each
     result is ``post_ops(softmax * src_scale) * (1 / dst_scale)``, rounded half to even and
@@ -299,8 +307,8 @@ def log_softmax(x, dim: int, *, out_dtype=None, accumulation: str = "strict",
                 src_scale: float = 1.0, dst_scale: float = 1.0, post_ops=()) -> np.ndarray:
     """Log-softmax along ``dim``: ``(x - max) - log(sum(exp(x - max)))``.
 
-    As in CANN, x is first cast to ``out_dtype`` (default: x's dtype) and the kernel computes in
-    that dtype.
+    Computed from the exact values of x and rounded once into ``out_dtype`` (default: x's dtype),
+    as oneDNN does (CANN's aclnnLogSoftmax casts x to out's dtype first: docs/dtypes.md).
 
     oneDNN's attributes (docs/onednn.md): x and ``out_dtype`` may also be int8 or uint8; each
     result is ``post_ops(log_softmax * src_scale) * (1 / dst_scale)``, computed in float32 (float64

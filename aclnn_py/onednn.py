@@ -91,7 +91,29 @@ def _alg(api: str, where: str, alg: Any, table: dict, prefix: str) -> PostOpAlg:
 def _number(api: str, where: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{api}: {where} must be a number, not {type(value).__name__}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond float64 (10**400)
+        _fail(api, f"{where} = {_short(value)} does not fit float32, the type oneDNN takes it "
+                   f"in")
+        raise  # unreachable: _fail raises
+
+
+def _short(value: Any) -> str:
+    """An int of hundreds of digits, shortened for a message."""
+    text = repr(value)
+    return text if len(text) <= 24 else f"{text[:12]}...({len(text)} digits)"
+
+
+def to_f32(api: str, where: str, v: float) -> float:
+    """``v`` as the float32 the kernels use (oneDNN stores alphas, betas and scales as float):
+    AclnnParamError for a finite value beyond float32's range (it would become inf)."""
+    with np.errstate(over="ignore"):
+        f = np.float32(v)
+    if math.isfinite(v) and not np.isfinite(f):
+        _fail(api, f"{where} = {v!r} does not fit float32, the type oneDNN takes it in "
+                   f"(|value| <= 3.4028235e+38)")
+    return float(f)
 
 
 def broadcast_strides(src1_shape: tuple, dst_shape: tuple) -> tuple:
@@ -130,9 +152,13 @@ def post_ops(api: str, items: Any, dst_shape: tuple) -> tuple[tuple, Optional[np
             alg = _alg(api, where, item.alg, ELTWISE_ALGS, "eltwise_")
             alpha = _number(api, f"{where}.alpha", item.alpha)
             beta = _number(api, f"{where}.beta", item.beta)
-            if alg == PostOpAlg.SOFT_RELU and alpha == 0.0:
+            to_f32(api, f"{where}.alpha", alpha)
+            to_f32(api, f"{where}.beta", beta)
+            if alg == PostOpAlg.SOFT_RELU and to_f32(api, f"{where}.alpha", alpha) == 0.0:
+                # checked in float32, the kernel's alpha: 1e-46 is 0 there
+                got = "0" if alpha == 0.0 else f"{alpha!r}, which is 0 in float32"
                 _fail(api, f"{where}: soft_relu needs alpha != 0 (f(x) = log(1 + exp(alpha*x)) / "
-                           f"alpha), got alpha = 0")
+                           f"alpha), got alpha = {got}")
             desc.append((int(alg), alpha, beta, None))
         elif isinstance(item, Binary):
             alg = _alg(api, where, item.alg, BINARY_ALGS, "binary_")
@@ -163,13 +189,25 @@ def post_ops(api: str, items: Any, dst_shape: tuple) -> tuple[tuple, Optional[np
 
 
 def scale(api: str, name: str, value: Any, nonzero: bool) -> float:
-    """A src_scale / dst_scale: a finite number (dst_scale also not 0)."""
+    """A src_scale / dst_scale: a finite number (dst_scale also not 0), checked as the float32
+    the kernels use (oneDNN's scales are float32): a dst_scale that is 0 in float32 (1e-46) or
+    whose float32 reciprocal overflows (below 2^-128: benchdnn's reference multiplies by
+    ``1.0f / dst_scale``, inf for such a denormal) is refused, naming the argument."""
     v = _number(api, name, value)
     if not math.isfinite(v) or (nonzero and v == 0.0):
         _fail(api, f"{name} must be a finite number{' other than 0' if nonzero else ''} "
                    f"(oneDNN's common scale), got {v!r}")
-    if abs(v) > 3.4028234663852886e38:
-        _fail(api, f"{name} = {v!r} does not fit float32, the type oneDNN's scales take")
+    f = to_f32(api, name, v)
+    if nonzero and f == 0.0:
+        _fail(api, f"{name} = {v!r} is 0 in float32, the type oneDNN's scales take: it must be "
+                   f"a number other than 0 there")
+    if nonzero:
+        with np.errstate(over="ignore", divide="ignore"):
+            inv = np.float32(1.0) / np.float32(f)
+        if not np.isfinite(inv):
+            _fail(api, f"{name} = {v!r}: its float32 reciprocal, the factor oneDNN's "
+                       f"reference multiplies by, overflows (|{name}| must be above 2^-128, "
+                       f"about 2.9e-39)")
     return v
 
 

@@ -120,7 +120,11 @@ const char *aclk_hardsigmoid_bwd_impl(int dtype, int64_t n);
    aclk_softmax_fwd / aclk_softmax_bwd. RELAXED and ANY let float16 / bfloat16 data be computed
    with cheaper arithmetic, every output within 2 ulp of its dtype of the float64 result (the
    backward operators, whose results cancel toward zero: or within 2^-10 of the largest |term|
-   of the output's slice). */
+   of the output's slice), over an axis of at most EMU_RELAXED_MAX_AXIS elements: their float32
+   sums lose up to axis * 2^-24 of themselves, so longer axes run the strict kernels (the plans
+   ask for relaxed only up to that length: aclnn_py/ops/softmax.py RELAXED_MAX_AXIS, and the
+   runtime checks it again). */
+#define EMU_RELAXED_MAX_AXIS 8192
 #define EMU_ACC_STRICT 0
 #define EMU_ACC_RELAXED 1
 #define EMU_ACC_ANY 2

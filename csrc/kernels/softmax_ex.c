@@ -452,11 +452,13 @@ ACLK_CLONES static void post_f32(int alg, float al, float be, float *restrict d,
     switch (alg) {
     case EMU_PO_RELU: LOOP(aclk_sel_f32(v > 0.0f, v, al * v));
     case EMU_PO_LINEAR: LOOP(al * v + be);
-    /* oneDNN's clip is (v > alpha ? v : alpha) then the beta side, so NaN gives alpha; clip_v2
-       tests v < alpha first, so NaN stays NaN (the two differ nowhere else forward) */
+    /* oneDNN's formulas: clip is t = (v > alpha ? v : alpha), then (t > beta ? beta : t);
+       clip_v2 the same t, then (t < beta ? t : beta). Both turn NaN into alpha (v > alpha is
+       false); they differ forward only in the sign of a zero at t == beta */
     case EMU_PO_CLIP: LOOP(aclk_sel_f32(aclk_sel_f32(v > al, v, al) > be, be,
                                         aclk_sel_f32(v > al, v, al)));
-    case EMU_PO_CLIP_V2: LOOP(aclk_sel_f32(v < al, al, aclk_sel_f32(v > be, be, v)));
+    case EMU_PO_CLIP_V2: LOOP(aclk_sel_f32(aclk_sel_f32(v > al, v, al) < be,
+                                           aclk_sel_f32(v > al, v, al), be));
     case EMU_PO_TANH: LOOP(tanhf(v));
     case EMU_PO_LOGISTIC: LOOP(1.0f / (1.0f + aclk_exp_f32(-v)));
     case EMU_PO_EXP: LOOP(aclk_exp_f32(v));
@@ -525,7 +527,7 @@ static void post_f64(int alg, double al, double be, double *restrict d,
     case EMU_PO_RELU: LOOP(v > 0.0 ? v : al * v);
     case EMU_PO_LINEAR: LOOP(al * v + be);
     case EMU_PO_CLIP: LOOP((v > al ? v : al) > be ? be : (v > al ? v : al));
-    case EMU_PO_CLIP_V2: LOOP(v < al ? al : (v > be ? be : v));
+    case EMU_PO_CLIP_V2: LOOP((v > al ? v : al) < be ? (v > al ? v : al) : be);
     case EMU_PO_TANH: LOOP(tanh(v));
     case EMU_PO_LOGISTIC: LOOP(1.0 / (1.0 + exp(-v)));
     case EMU_PO_EXP: LOOP(exp(v));
