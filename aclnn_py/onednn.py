@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
+import ml_dtypes
 import numpy as np
 
 from .config import ACCUMULATION_MODES
@@ -35,6 +36,17 @@ ELTWISE_ALGS = {
     "hardsigmoid": PostOpAlg.HARDSIGMOID, "hardswish": PostOpAlg.HARDSWISH,
     "mish": PostOpAlg.MISH, "pow": PostOpAlg.POW, "round": PostOpAlg.ROUND,
     "soft_relu": PostOpAlg.SOFT_RELU,
+}
+
+#: oneDNN's ``*_use_dst_for_bwd`` algorithms (benchdnn's ``*_dst`` spellings) and benchdnn's
+#: ``srelu``: as post-ops they compute the forward formula of the algorithm they name (the
+#: "use dst" part concerns the eltwise primitive's backward only)
+ELTWISE_ALIASES = {
+    **{f"{n}_use_dst_for_bwd": ELTWISE_ALGS[n]
+       for n in ("relu", "tanh", "elu", "sqrt", "logistic", "exp", "clip_v2")},
+    **{f"{n}_dst": ELTWISE_ALGS[n]
+       for n in ("relu", "tanh", "elu", "sqrt", "logistic", "exp", "clip_v2")},
+    "srelu": PostOpAlg.SOFT_RELU,
 }
 
 #: oneDNN's binary algorithms (comparisons give 1.0 where true, 0.0 where false)
@@ -64,8 +76,9 @@ class Binary:
     (the same rank as dst, each dimension 1 or equal to dst's; a scalar is one value for every
     element). ``alg``: ``"add"``, ``"sub"``, ``"mul"``, ``"div"``, ``"max"``, ``"min"``, or a
     comparison ``"ge"``, ``"gt"``, ``"le"``, ``"lt"``, ``"eq"``, ``"ne"`` (1.0 / 0.0); oneDNN's
-    ``"binary_add"`` spelling works too. src1 is read as float32 (oneDNN computes post-ops in
-    float32)."""
+    ``"binary_add"`` spelling works too. src1 may be of any real dtype (float64, float32,
+    float16, ``ml_dtypes.bfloat16`` / ``float8_e5m2`` / ``float8_e4m3fn``, int8, uint8, int32,
+    ...) and is read as float32 (oneDNN computes post-ops in float32)."""
 
     alg: str
     src1: Any
@@ -75,17 +88,41 @@ def _fail(api: str, text: str) -> None:
     check(record(api, S.ACLNN_ERR_PARAM_INVALID, text), api)
 
 
-def _alg(api: str, where: str, alg: Any, table: dict, prefix: str) -> PostOpAlg:
+def _alg(api: str, where: str, alg: Any, table: dict, prefix: str,
+         aliases: Optional[dict] = None) -> tuple[PostOpAlg, str]:
+    """(the algorithm, the name it was given by, without oneDNN's prefix)"""
     if not isinstance(alg, str):
         _fail(api, f"{where}: alg must be a string such as {next(iter(table))!r}, not "
                    f"{type(alg).__name__}")
     name = alg.strip().lower()
     if name.startswith(prefix):
         name = name[len(prefix):]
-    if name not in table:
-        _fail(api, f"{where}: unknown algorithm {alg!r}; oneDNN's {prefix.rstrip('_')} post-ops "
-                   f"here are: {', '.join(table)}")
-    return table[name]
+    if name in table:
+        return table[name], name
+    if aliases and name in aliases:
+        return aliases[name], name
+    more = f" (and {', '.join(aliases)})" if aliases else ""
+    _fail(api, f"{where}: unknown algorithm {alg!r}; oneDNN's {prefix.rstrip('_')} post-ops "
+               f"here are: {', '.join(table)}{more}")
+    raise AssertionError  # _fail raises
+
+
+#: dtypes NumPy does not call real numbers but oneDNN reads as src1 (kind "V" in NumPy)
+_ML_FLOATS = tuple(np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e5m2,
+                                          ml_dtypes.float8_e4m3fn))
+
+
+def _eltwise_params_ok(api: str, where: str, alg: PostOpAlg, name: str, alpha: float,
+                       beta: float) -> None:
+    """oneDNN's rules for an eltwise post-op's parameters (its is_eltwise_ok, applied when the
+    post-op is appended), checked on the float32 values oneDNN stores."""
+    a, b = float(np.float32(alpha)), float(np.float32(beta))
+    if alg in (PostOpAlg.CLIP, PostOpAlg.CLIP_V2) and not b >= a:
+        _fail(api, f"{where}: {name} needs beta >= alpha (oneDNN's rule), got alpha = {alpha!r},"
+                   f" beta = {beta!r}")
+    if name in ("relu_use_dst_for_bwd", "relu_dst", "elu_use_dst_for_bwd", "elu_dst") \
+            and not a >= 0.0:
+        _fail(api, f"{where}: {name} needs alpha >= 0 (oneDNN's rule), got alpha = {alpha!r}")
 
 
 def _number(api: str, where: str, value: Any) -> float:
@@ -127,21 +164,23 @@ def post_ops(api: str, items: Any, dst_shape: tuple) -> tuple[tuple, Optional[np
     for i, item in enumerate(items):
         where = f"post_ops[{i}]"
         if isinstance(item, Eltwise):
-            alg = _alg(api, where, item.alg, ELTWISE_ALGS, "eltwise_")
+            alg, name = _alg(api, where, item.alg, ELTWISE_ALGS, "eltwise_", ELTWISE_ALIASES)
             alpha = _number(api, f"{where}.alpha", item.alpha)
             beta = _number(api, f"{where}.beta", item.beta)
+            _eltwise_params_ok(api, where, alg, name, alpha, beta)
             if alg == PostOpAlg.SOFT_RELU and alpha == 0.0:
                 _fail(api, f"{where}: soft_relu needs alpha != 0 (f(x) = log(1 + exp(alpha*x)) / "
                            f"alpha), got alpha = 0")
             desc.append((int(alg), alpha, beta, None))
         elif isinstance(item, Binary):
-            alg = _alg(api, where, item.alg, BINARY_ALGS, "binary_")
+            alg, _ = _alg(api, where, item.alg, BINARY_ALGS, "binary_")
             try:
                 src1 = np.asarray(item.src1)
             except Exception as exc:  # an object NumPy cannot read
                 _fail(api, f"{where}: src1 is not array-like ({exc})")
-            if src1.dtype.kind not in "biuf":
-                _fail(api, f"{where}: src1 of dtype {src1.dtype} is not a real number type")
+            if src1.dtype.kind not in "biuf" and src1.dtype not in _ML_FLOATS:
+                _fail(api, f"{where}: src1 of dtype {src1.dtype} is not a real number type "
+                           f"(oneDNN reads src1 of any real dtype as float32)")
             shape = tuple(src1.shape)
             if shape and len(shape) != len(dst_shape):
                 _fail(api, f"{where}: src1 of shape {shape} does not broadcast to dst of shape "
