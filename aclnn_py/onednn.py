@@ -218,3 +218,93 @@ def accumulation(api: str, value: Any) -> str:
         _fail(api, f"accumulation={value!r} is not an accumulation mode: use one of "
                    f"{', '.join(repr(m) for m in ACCUMULATION_MODES)} (oneDNN's)")
     return value.strip().lower()
+
+
+# ---------------------------------------------------------------------------- dropout ----
+
+@dataclass(frozen=True)
+class Dropout:
+    """oneDNN's dropout attribute: right after ``src_scale`` and before the post-ops, each value
+    is kept (times ``1 / (1 - p)``) where Philox4x32-10's random word for its index exceeds
+    ``p * (2^32 - 1)``, else 0. ``p`` in [0, 1] (rounded to float32, as oneDNN reads it); ``seed``
+    an int64; ``offset`` an int64, 0 for oneDNN's original (32-bit) generator. The mask, 1 where
+    kept, goes to ``dropout_mask=`` when given.
+
+    Example: ``F.softmax(x, 1, dropout=F.Dropout(0.5, 12345678))``."""
+
+    p: float
+    seed: int = 0
+    offset: int = 0
+
+
+_M32 = np.uint64(0xFFFFFFFF)
+
+
+def philox4x32(idx: Any, seed: Any, offset: Any) -> np.ndarray:
+    """oneDNN's ``math::philox4x32(idx, seed, offset)`` (64-bit arguments) over arrays: the
+    Philox4x32-10 block of counter (offset low, offset high, x low, x high), x = idx with its two
+    low bits cleared, key (seed low, seed high); word ``idx & 3`` of the result (uint32)."""
+    idx, seed, offset = (np.asarray(a, dtype=np.uint64) for a in (idx, seed, offset))
+    x = idx & ~np.uint64(3)
+    c0, c1, c2, c3 = offset & _M32, offset >> np.uint64(32), x & _M32, x >> np.uint64(32)
+    k0, k1 = seed & _M32, seed >> np.uint64(32)
+    m0, m1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+    w0, w1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + w0) & _M32, (k1 + w1) & _M32
+        p0, p1 = m0 * c0, m1 * c2  # < 2^64: exact in uint64
+        c0, c1, c2, c3 = ((p1 >> np.uint64(32)) ^ c1 ^ k0, p1 & _M32,
+                          (p0 >> np.uint64(32)) ^ c3 ^ k1, p0 & _M32)
+    words = np.stack(np.broadcast_arrays(c0, c1, c2, c3))
+    pick = (idx & np.uint64(3)).astype(np.intp)
+    return np.take_along_axis(words, pick[None], 0)[0].astype(np.uint32)
+
+
+def philox4x32_legacy(idx: Any, seed: int) -> np.ndarray:
+    """oneDNN's ``math::philox4x32(uint32_t idx, uint32_t seed)``, the generator of an offset
+    of 0: the 64-bit one over idx_64 = (x+3, x+2), offset (x+1, x), seed (seed, seed) as
+    (high, low) halves, x = idx with its two low bits cleared. The word it returns is always
+    the third of x's block: oneDNN's code gives the four indices of a block one value."""
+    i32 = np.asarray(idx, dtype=np.uint64) & _M32
+    s = np.uint64(seed & 0xFFFFFFFF)
+    x = i32 & ~np.uint64(3)
+    idx64 = ((x + np.uint64(3)) << np.uint64(32)) + (x + np.uint64(2))
+    off64 = ((x + np.uint64(1)) << np.uint64(32)) + x
+    return philox4x32(idx64, (s << np.uint64(32)) + s, off64)
+
+
+def _int64(api: str, name: str, value: Any) -> int:
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{api}: {name} must be an int, not {type(value).__name__}")
+    v = value.__index__()
+    if not -2 ** 63 <= v < 2 ** 63:
+        _fail(api, f"{name} = {v} does not fit int64, the type oneDNN's dropout seed and offset "
+                   f"take")
+    return v
+
+
+def dropout(api: str, value: Any, dst_shape: tuple) -> tuple[tuple, np.ndarray, np.ndarray]:
+    """Validate ``dropout=`` and draw its mask: (the post-op description that applies it first,
+    its float32 operand (1 / (1 - p) where kept, else 0), the uint8 mask in dst's shape)."""
+    if not isinstance(value, Dropout):
+        _fail(api, f"dropout must be functional.Dropout(p, seed, offset), not "
+                   f"{type(value).__name__}")
+    p = _number(api, "dropout.p", value.p)
+    seed = _int64(api, "dropout.seed", value.seed)
+    offset = _int64(api, "dropout.offset", value.offset)
+    pf = np.float32(p) if math.isfinite(p) and abs(p) < 1e39 else np.float32(np.nan)
+    if not 0.0 <= float(pf) <= 1.0:
+        _fail(api, f"dropout.p must be a probability in [0, 1] (oneDNN's), got {p!r}")
+    n = math.prod(dst_shape)
+    idx = np.arange(n, dtype=np.uint64)
+    if offset:
+        r = philox4x32(idx, np.uint64(seed & (2 ** 64 - 1)), np.uint64(offset & (2 ** 64 - 1)))
+    else:
+        r = philox4x32_legacy(idx, seed)
+    # oneDNN: m = r > double(UINT32_MAX) * p; inv_q = p != 1 ? 1.f / (1.f - p) : 0, in float32
+    mask = r.astype(np.float64) > 4294967295.0 * float(pf)
+    inv_q = np.float32(1.0) / (np.float32(1.0) - pf) if pf != 1.0 else np.float32(0.0)
+    operand = np.where(mask, inv_q, np.float32(0.0)).astype(np.float32)
+    desc = (int(PostOpAlg.DROPOUT), 0.0, 0.0, tuple(dst_shape))
+    return desc, operand, mask.astype(np.uint8).reshape(dst_shape)

@@ -265,6 +265,9 @@ OPTION_PARAMS = {
     "dst_scale": "dst_scale: float = 1.0",
     "post_ops": "post_ops=()",
     "inf_as_zero": "inf_as_zero: bool = False",
+    "dropout": "dropout=None",
+    "dropout_mask": "dropout_mask=None",
+    "out": "out=None",
 }
 
 

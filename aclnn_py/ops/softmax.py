@@ -248,12 +248,14 @@ SOFTMAX_BACKWARD = register(OpDef(
     ``accumulation="relaxed"`` or ``"any"`` (oneDNN's modes, docs/onednn.md): float16 /
     bfloat16 data take faster kernels, every result within 2^-10 of the largest term of its
     slice. oneDNN's backward softmax is float-only, and so is this function: no int8.
+    ``out=``: a preallocated array of any strides for the result, or grad_output (in place).
 
     Raises:
-        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode (code 161002).
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode, a bad out
+            (code 161002).
         TypeError: arguments of the wrong Python type.
     ''',
-    options=("accumulation",)),
+    options=("accumulation", "out")),
     bench=Bench(_np_softmax_backward, _CASES),
     workspace_doc="0 when all tensors are contiguous and `out` has the inputs' dtype",
 ))
@@ -298,13 +300,18 @@ SOFTMAX = register(OpDef(
     beta)`` and ``Binary(alg, src1)``. ``inf_as_zero=True``: a slice of all -inf gives 0, not
     NaN. ``accumulation="relaxed"`` or ``"any"``: float16 / bfloat16 data take faster kernels,
     every result within 2 ulp of the float64 softmax ("strict", the default, keeps the bits).
+    ``dropout=Dropout(p, seed, offset)``: oneDNN's dropout right after the src scale, its
+    Philox mask (uint8) into ``dropout_mask=`` when given. ``out=``: a preallocated array of
+    any strides to write the result to (its dtype is the out_dtype), or x itself (in place).
 
     Raises:
         AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode or post-op, a
-            src1 that does not broadcast, a scale that is not finite (code 161002).
+            src1 that does not broadcast, a scale that is not finite, a bad dropout or out
+            (code 161002).
         TypeError: arguments of the wrong Python type.
     ''',
-    options=("accumulation", "src_scale", "dst_scale", "post_ops", "inf_as_zero")),
+    options=("accumulation", "src_scale", "dst_scale", "post_ops", "inf_as_zero", "dropout",
+             "dropout_mask", "out")),
     bench=Bench(_np_softmax, _CASES),
     workspace_doc="0 when self and out are contiguous and out has self's dtype",
 ))
@@ -352,14 +359,17 @@ LOG_SOFTMAX = register(OpDef(
     result is ``post_ops(log_softmax * src_scale) * (1 / dst_scale)``, computed in float32 (float64
     when x or out_dtype is float64), rounded half to even and saturated for an integer
     out_dtype. ``accumulation="relaxed"`` or ``"any"``: float16 / bfloat16 data take faster
-    kernels, every result within 2 ulp of the float64 log-softmax.
+    kernels, every result within 2 ulp of the float64 log-softmax. ``dropout=``,
+    ``dropout_mask=`` and ``out=`` as for softmax.
 
     Raises:
         AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode or post-op, a
-            src1 that does not broadcast, a scale that is not finite (code 161002).
+            src1 that does not broadcast, a scale that is not finite, a bad dropout or out
+            (code 161002).
         TypeError: arguments of the wrong Python type.
     ''',
-    options=("accumulation", "src_scale", "dst_scale", "post_ops")),
+    options=("accumulation", "src_scale", "dst_scale", "post_ops", "dropout", "dropout_mask",
+             "out")),
     bench=Bench(_np_log_softmax, _CASES),
     workspace_doc="0 when self and out are contiguous and out has self's dtype",
 ))
@@ -406,12 +416,14 @@ LOG_SOFTMAX_BACKWARD = register(OpDef(
     ``accumulation="relaxed"`` or ``"any"`` (oneDNN's modes, docs/onednn.md): float16 /
     bfloat16 data take faster kernels, every result within 2^-10 of the largest term of its
     slice. oneDNN's backward softmax is float-only, and so is this function: no int8.
+    ``out=``: a preallocated array of any strides for the result, or grad_output (in place).
 
     Raises:
-        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode (code 161002).
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode, a bad out
+            (code 161002).
         TypeError: arguments of the wrong Python type.
     ''',
-    options=("accumulation",)),
+    options=("accumulation", "out")),
     bench=Bench(_np_log_softmax_backward, _CASES),
     workspace_doc="0 when all tensors are contiguous and `out` has the inputs' dtype",
 ))

@@ -172,6 +172,7 @@ int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *o
 #define EMU_PO_LT 73
 #define EMU_PO_EQ 74
 #define EMU_PO_NE 75
+#define EMU_PO_DROPOUT 76  /* d = t != 0 ? d * t : 0 (oneDNN's dropout, t = 1/(1-p) or 0) */
 typedef struct emu_post_op {
     int32_t alg;        /* EMU_PO_* */
     float alpha;        /* eltwise parameters (oneDNN's alpha, beta) */

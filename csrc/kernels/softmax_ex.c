@@ -70,7 +70,7 @@ static int ex_dtype_ok(int dt)
 
 static int is_binary(int alg)
 {
-    return alg >= EMU_PO_ADD && alg <= EMU_PO_NE;
+    return alg >= EMU_PO_ADD && alg <= EMU_PO_DROPOUT;
 }
 
 static int alg_ok(int alg)
@@ -486,6 +486,7 @@ ACLK_CLONES static void post_f32(int alg, float al, float be, float *restrict d,
     case EMU_PO_LT: LOOP2(aclk_sel_f32(v < t, 1.0f, 0.0f));
     case EMU_PO_EQ: LOOP2(aclk_sel_f32(v == t, 1.0f, 0.0f));
     case EMU_PO_NE: LOOP2(aclk_sel_f32(v != t, 1.0f, 0.0f));
+    case EMU_PO_DROPOUT: LOOP2(aclk_sel_f32(t != 0.0f, v * t, 0.0f));
     default: break;
     }
 }
@@ -556,6 +557,7 @@ static void post_f64(int alg, double al, double be, double *restrict d,
     case EMU_PO_LT: LOOP2(v < t ? 1.0 : 0.0);
     case EMU_PO_EQ: LOOP2(v == t ? 1.0 : 0.0);
     case EMU_PO_NE: LOOP2(v != t ? 1.0 : 0.0);
+    case EMU_PO_DROPOUT: LOOP2(t != 0.0 ? v * t : 0.0);
     default: break;
     }
 }
