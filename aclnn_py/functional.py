@@ -100,7 +100,8 @@ class _Device:
 
 
 OUT_DTYPES = dtypes.FUNCTIONAL_OUT_DTYPES  # the out_dtype of any function (or the input's own)
-INT8_OUT = dtypes.FUNCTIONAL_INT8_OUT  # softmax / log_softmax: oneDNN's int8 softmax
+# softmax / log_softmax: oneDNN's int8 softmax and its f8 data
+INT8_OUT = dtypes.FUNCTIONAL_INT8_OUT + dtypes.FUNCTIONAL_F8
 
 
 def _check_out_dtype(api: str, out_dt: int, input_dts: list, also: tuple = ()) -> None:

@@ -370,3 +370,132 @@ def test_bad_dropout_names_the_argument():
                  post_ops=[F.Eltwise("abs")] * 8, dropout=F.Dropout(0.5, 1))
     with pytest.raises(TypeError, match="dropout.seed must be an int"):
         F.softmax(x, 1, dropout=F.Dropout(0.5, 1.0))
+
+
+# ------------------------------------------------------------------------- item 5: f8 ----
+
+E5M2, E4M3 = np.dtype(ml_dtypes.float8_e5m2), np.dtype(ml_dtypes.float8_e4m3fn)
+
+
+def ref_to_f8(v32: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """oneDNN's float -> f8 (its float8_e5m2_t / float8_e4m3_t): to binary16 first, rounded to
+    nearest even (overflow -> inf), then to f8 rounded to nearest even from the binary16 value;
+    e5m2 keeps inf; e4m3 (e4m3fn, no inf) gives NaN above 464 in magnitude (448 the largest
+    value, (448, 464] rounding to it). The single roundings are ml_dtypes' casts."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = np.asarray(v32, np.float32).astype(np.float16)
+        if dt == E5M2:
+            return h.astype(E5M2)
+        big = ~(np.abs(h.astype(np.float32)) <= 464.0)
+        return np.where(big, np.float32(np.nan), h.astype(E4M3).astype(np.float32)).astype(E4M3)
+
+
+def _exact_values(v: np.ndarray, dt, sdt=F32):
+    """dst = conversion of exactly the float32 values v: a softmax of two equal inputs is 0.5,
+    times src_scale 2 is 1, times src1 = v is v."""
+    v = np.asarray(v, np.float32).reshape(-1, 2)
+    x = np.zeros(v.shape, sdt)
+    return F.softmax(x, 1, out_dtype=dt, src_scale=2.0, post_ops=[F.Binary("mul", v)])
+
+
+def _same_f8(got, want):
+    g, w = got.view(np.uint8), want.view(np.uint8)
+    gn, wn = np.isnan(got.astype(np.float32)), np.isnan(want.astype(np.float32))
+    assert np.array_equal(gn, wn)
+    bad = (g != w) & ~gn
+    assert not bad.any(), (got[bad][:5], want[bad][:5])
+
+
+@pytest.mark.parametrize("dt", [E5M2, E4M3], ids=str)
+@pytest.mark.parametrize("sdt", [F32, F64], ids=str)
+def test_f8_destination_conversion_bit_for_bit(dt, sdt):
+    """Every binary16 value, random float32 values over the f8 ranges, and the points just
+    off the f8 and binary16 ties (where rounding twice differs from once)."""
+    allh = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
+    rng = np.random.default_rng(51)
+    rand = (rng.standard_normal(20000) * np.exp2(rng.integers(-20, 18, 20000))).astype(
+        np.float32)
+    f8vals = np.arange(256, dtype=np.uint8).view(dt).astype(np.float32)
+    f8vals = np.sort(f8vals[np.isfinite(f8vals)])
+    mids = ((f8vals[1:].astype(np.float64) + f8vals[:-1]) / 2).astype(np.float32)
+    near = np.concatenate([mids, np.nextafter(mids, np.inf), np.nextafter(mids, -np.inf),
+                           mids * np.float32(1 + 2 ** -20), mids * np.float32(1 - 2 ** -20)])
+    special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 464.0, 464.1, 465.0, 61439.0,
+                        61440.0, 1e30], np.float32)
+    v = np.concatenate([allh, rand, near, special])
+    if v.size % 2:
+        v = np.append(v, np.float32(1.0))
+    got = _exact_values(v, dt, sdt).reshape(-1)
+    assert got.dtype == dt
+    _same_f8(got, ref_to_f8(v, dt))
+
+
+def test_f8_rounds_through_binary16_as_onednn():
+    """1.0625 + 2^-20 is above the e4m3 tie between 1 and 1.125: one rounding gives 1.125,
+    oneDNN's two (binary16 first, where it becomes the tie 1.0625, then to even) give 1.0."""
+    v = np.float32(1.0625 + 2 ** -20)
+    assert float(np.float32(v).astype(E4M3)) == 1.125  # a single rounding
+    assert float(_exact_values([v, v], E4M3)[0, 0]) == 1.0
+    # e4m3 has no infinity: above 464 is NaN, (448, 464] is 448; e5m2 overflows to inf
+    got = _exact_values([464.0, 465.0, -500.0, np.inf], E4M3).astype(np.float32).reshape(-1)
+    assert got[0] == 448.0 and np.isnan(got[1:]).all()
+    # 61439: binary16 rounds it to 61440, the tie between 57344 and 2^16, and even is inf (a
+    # single rounding would give 57344)
+    got = _exact_values([61439.0, 61440.0, -1e6, 57343.0], E5M2).astype(np.float32).reshape(-1)
+    assert got.tolist() == [np.inf, np.inf, -np.inf, 57344.0]
+
+
+def _assert_f8_close(got, ref, dt, what):
+    """f8 outputs of a float64 reference: the f8 conversion of a float32 within a few ulp of
+    it, i.e. at most one f8 step from ref_to_f8(ref) (the float32 compute may cross a tie)."""
+    want = ref_to_f8(np.asarray(ref, np.float32), dt).astype(np.float64)
+    g = got.astype(np.float64)
+    assert np.array_equal(np.isnan(g), np.isnan(want)), what
+    ok = ~np.isnan(want)
+    step = np.abs(want[ok]) * (2.0 ** -2 if dt == E5M2 else 2.0 ** -3) + 2.0 ** -16
+    assert (np.abs(g[ok] - want[ok]) <= step).all(), what
+    assert np.mean(g[ok] == want[ok]) > 0.99, what
+
+
+@pytest.mark.parametrize("ddt", [E5M2, E4M3], ids=str)
+@pytest.mark.parametrize("sdt", [F32, BF16, np.dtype(np.float16)], ids=str)
+def test_benchdnn_f8_destinations(sdt, ddt):
+    """test_softmax_ci's --ddt=f8_e5m2,f8_e4m3: softmax and logsoftmax, axes 0 and 1, with
+    and without benchdnn's attributes."""
+    for k, shape in enumerate([(16, 16), (255, 10), (2, 19, 17, 13)]):
+        x = data(shape, sdt, 52 + k)
+        for dim in (0, 1):
+            for log in (False, True):
+                fn = F.log_softmax if log else F.softmax
+                got = fn(x, dim, out_dtype=ddt)
+                assert got.dtype == ddt
+                _assert_f8_close(got, ref_forward(x, dim, log), ddt, f"{shape} {dim} {log}")
+        posts = [F.Eltwise("linear", 0.5, 2.0)]
+        got = F.softmax(x, 1, out_dtype=ddt, src_scale=64, dst_scale=0.5, post_ops=posts)
+        _assert_f8_close(got, ref_forward(x, 1, False, 64.0, 0.5, posts), ddt, "attributes")
+
+
+@pytest.mark.parametrize("sdt", [E5M2, E4M3], ids=str)
+@pytest.mark.parametrize("ddt", [F32, F64, BF16, E5M2, E4M3, np.dtype(np.int8)], ids=str)
+def test_f8_sources(sdt, ddt):
+    """f8 inputs enter as their exact values (NaN included), into every destination."""
+    x = data((12, 30), F32, 55).astype(sdt)
+    for dim in (0, 1):
+        for log in (False, True):
+            fn = F.log_softmax if log else F.softmax
+            kw = {"src_scale": 64.0} if ddt.kind == "i" else {}
+            got = fn(x, dim, out_dtype=ddt, **kw)
+            ref = ref_forward(x.astype(np.float64), dim, log, kw.get("src_scale", 1.0))
+            if ddt in (E5M2, E4M3):
+                _assert_f8_close(got, ref, ddt, f"{sdt}->{ddt}")
+            else:
+                check(got, ref, ddt, f"{sdt}->{ddt} dim {dim} log {log}")
+    assert F.softmax(x, 1).dtype == sdt  # the default out dtype is the source's
+    nan = np.array([[np.nan, 1.0]], np.float32).astype(sdt)
+    assert np.isnan(F.softmax(nan, 1, out_dtype=np.float32)).all()
+
+
+def test_f8_backward_is_refused():
+    g = data((3, 4), F32).astype(E4M3)
+    with pytest.raises(aclnn_py.AclnnParamError):
+        F.softmax_backward(g, g, 1)

@@ -42,11 +42,14 @@ from .opdef import OpDef, register
 
 F32, F16, F64, BF16 = D.ACL_FLOAT, D.ACL_FLOAT16, D.ACL_DOUBLE, D.ACL_BF16
 I8, U8 = D.ACL_INT8, D.ACL_UINT8
+E5M2, E4M3 = D.ACL_FLOAT8_E5M2, D.ACL_FLOAT8_E4M3FN
 FLOATS = (F32, F16, BF16)
 FLOATS_F64 = (F32, F16, F64, BF16)
 # oneDNN's forward softmax data types (the functional layer): the floats, int8 and uint8
-FORWARD_ONEDNN = (F32, F16, F64, BF16, I8, U8)
+FORWARD_ONEDNN = (F32, F16, F64, BF16, I8, U8, E5M2, E4M3)
 INTS = (I8, U8)
+# data only the SoftmaxEx kernel reads and writes: int8 / uint8 and oneDNN's f8
+EX_ONLY = (I8, U8, E5M2, E4M3)
 
 BASE, A2A3 = soc.CLASS_BASE, soc.CLASS_A2A3
 NO_EDGE = soc.ALL_LINES - {"EDGE"}  # Atlas 200I/500 A2 has only Softmax
@@ -133,7 +136,7 @@ def _forward_plan(call, plan, compute: int) -> None:
     """Contiguous(self) -> Cast(-> compute) -> kernel -> Cast(-> out) -> ViewCopy(-> out); with
     oneDNN's attributes or int8 data, _ex_plan."""
     self_t, out = call.t("self"), call.t("out")
-    if self_t.data_type in INTS or out.data_type in INTS or any(
+    if self_t.data_type in EX_ONLY or out.data_type in EX_ONLY or any(
             k in call.attrs for k in _EX_ATTRS):
         _ex_plan(call, plan)
         return

@@ -24,6 +24,8 @@
 #define ACLK_U8 4
 #define ACLK_F64 11
 #define ACLK_BF16 27
+#define ACLK_F8_E5M2 35  /* SoftmaxEx only (oneDNN's f8 data) */
+#define ACLK_F8_E4M3 36  /* FLOAT8_E4M3FN: no infinities, NaN = S.1111.111 */
 
 #define EMU_MAX_DIMS 8
 #define EMU_MAX_RANGES 3
