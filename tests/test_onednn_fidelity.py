@@ -499,3 +499,19 @@ def test_f8_backward_is_refused():
     g = data((3, 4), F32).astype(E4M3)
     with pytest.raises(aclnn_py.AclnnParamError):
         F.softmax_backward(g, g, 1)
+
+
+@pytest.mark.parametrize("sdt", [E5M2, E4M3], ids=str)
+def test_every_f8_source_value_enters_exactly(sdt):
+    """All 256 codes: the float64 softmax of a row (v, 0) is (s, 1 - s) with
+    log(s) - log(1 - s) = v, so v comes back from float64 outputs to ~1e-12 (NaN rows: NaN)."""
+    codes = np.arange(256, dtype=np.uint8).view(sdt)
+    v = codes.astype(np.float64)  # ml_dtypes' decoding of each code
+    fin = np.isfinite(v) & (np.abs(v) < 600)
+    x = np.zeros((256, 2), sdt)
+    x[:, 0] = codes
+    y = F.softmax(x, 1, out_dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        back = np.log(y[:, 0]) - np.log(y[:, 1])
+    assert np.allclose(back[fin], v[fin], rtol=1e-12, atol=1e-12)
+    assert np.isnan(y[np.isnan(v)]).all()
