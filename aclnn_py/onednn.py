@@ -1,4 +1,5 @@
-"""oneDNN's softmax attributes: post-ops, scales, the accumulation mode (docs/onednn.md).
+"""oneDNN's softmax attributes: post-ops, scales, dropout, the accumulation mode
+(docs/onednn.md).
 
 The functional layer's ``softmax`` / ``log_softmax`` take oneDNN's forward attributes, with the
 semantics of its softmax primitive as benchdnn's reference computes them: the softmax value of
