@@ -42,11 +42,14 @@ from .opdef import OpDef, register
 
 F32, F16, F64, BF16 = D.ACL_FLOAT, D.ACL_FLOAT16, D.ACL_DOUBLE, D.ACL_BF16
 I8, U8 = D.ACL_INT8, D.ACL_UINT8
+E5M2, E4M3 = D.ACL_FLOAT8_E5M2, D.ACL_FLOAT8_E4M3FN
 FLOATS = (F32, F16, BF16)
 FLOATS_F64 = (F32, F16, F64, BF16)
 # oneDNN's forward softmax data types (the functional layer): the floats, int8 and uint8
-FORWARD_ONEDNN = (F32, F16, F64, BF16, I8, U8)
+FORWARD_ONEDNN = (F32, F16, F64, BF16, I8, U8, E5M2, E4M3)
 INTS = (I8, U8)
+# data only the SoftmaxEx kernel reads and writes: int8 / uint8 and oneDNN's f8
+EX_ONLY = (I8, U8, E5M2, E4M3)
 
 BASE, A2A3 = soc.CLASS_BASE, soc.CLASS_A2A3
 NO_EDGE = soc.ALL_LINES - {"EDGE"}  # Atlas 200I/500 A2 has only Softmax
@@ -150,7 +153,7 @@ def _forward_plan(call, plan, compute: int) -> None:
     aclnn API keeps CANN's casts (Softmax: the kernel in self's dtype, then Cast; LogSoftmax:
     Cast(self -> out) first). docs/dtypes.md."""
     self_t, out = call.t("self"), call.t("out")
-    if self_t.data_type in INTS or out.data_type in INTS or any(
+    if self_t.data_type in EX_ONLY or out.data_type in EX_ONLY or any(
             k in call.attrs for k in _EX_ATTRS) or (
             call.extended and self_t.data_type != out.data_type):
         _ex_plan(call, plan)
@@ -279,12 +282,14 @@ SOFTMAX_BACKWARD = register(OpDef(
     ``accumulation="relaxed"`` or ``"any"`` (oneDNN's modes, docs/onednn.md): float16 /
     bfloat16 data take faster kernels, every result within 2^-10 of the largest term of its
     slice. oneDNN's backward softmax is float-only, and so is this function: no int8.
+    ``out=``: a preallocated array of any strides for the result, or grad_output (in place).
 
     Raises:
-        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode (code 161002).
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode, a bad out
+            (code 161002).
         TypeError: arguments of the wrong Python type.
     ''',
-    options=("accumulation",)),
+    options=("accumulation", "out")),
     bench=Bench(_np_softmax_backward, _CASES),
     workspace_doc="0 when all tensors are contiguous and `out` has the inputs' dtype",
 ))
@@ -330,13 +335,18 @@ SOFTMAX = register(OpDef(
     beta)`` and ``Binary(alg, src1)``. ``inf_as_zero=True``: a slice of all -inf gives 0, not
     NaN. ``accumulation="relaxed"`` or ``"any"``: float16 / bfloat16 data take faster kernels,
     every result within 2 ulp of the float64 softmax ("strict", the default, keeps the bits).
+    ``dropout=Dropout(p, seed, offset)``: oneDNN's dropout right after the src scale, its
+    Philox mask (uint8) into ``dropout_mask=`` when given. ``out=``: a preallocated array of
+    any strides to write the result to (its dtype is the out_dtype), or x itself (in place).
 
     Raises:
         AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode or post-op, a
-            src1 that does not broadcast, a scale that is not finite (code 161002).
+            src1 that does not broadcast, a scale that is not finite, a bad dropout or out
+            (code 161002).
         TypeError: arguments of the wrong Python type.
     ''',
-    options=("accumulation", "src_scale", "dst_scale", "post_ops", "inf_as_zero")),
+    options=("accumulation", "src_scale", "dst_scale", "post_ops", "inf_as_zero", "dropout",
+             "dropout_mask", "out")),
     bench=Bench(_np_softmax, _CASES),
     workspace_doc="0 when self and out are contiguous and out has self's dtype",
 ))
@@ -384,14 +394,17 @@ LOG_SOFTMAX = register(OpDef(
     result is ``post_ops(log_softmax * src_scale) * (1 / dst_scale)``, computed in float32 (float64
     when x or out_dtype is float64), rounded half to even and saturated for an integer
     out_dtype. ``accumulation="relaxed"`` or ``"any"``: float16 / bfloat16 data take faster
-    kernels, every result within 2 ulp of the float64 log-softmax.
+    kernels, every result within 2 ulp of the float64 log-softmax. ``dropout=``,
+    ``dropout_mask=`` and ``out=`` as for softmax.
 
     Raises:
         AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode or post-op, a
-            src1 that does not broadcast, a scale that is not finite (code 161002).
+            src1 that does not broadcast, a scale that is not finite, a bad dropout or out
+            (code 161002).
         TypeError: arguments of the wrong Python type.
     ''',
-    options=("accumulation", "src_scale", "dst_scale", "post_ops")),
+    options=("accumulation", "src_scale", "dst_scale", "post_ops", "dropout", "dropout_mask",
+             "out")),
     bench=Bench(_np_log_softmax, _CASES),
     workspace_doc="0 when self and out are contiguous and out has self's dtype",
 ))
@@ -438,12 +451,14 @@ LOG_SOFTMAX_BACKWARD = register(OpDef(
     ``accumulation="relaxed"`` or ``"any"`` (oneDNN's modes, docs/onednn.md): float16 /
     bfloat16 data take faster kernels, every result within 2^-10 of the largest term of its
     slice. oneDNN's backward softmax is float-only, and so is this function: no int8.
+    ``out=``: a preallocated array of any strides for the result, or grad_output (in place).
 
     Raises:
-        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode (code 161002).
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode, a bad out
+            (code 161002).
         TypeError: arguments of the wrong Python type.
     ''',
-    options=("accumulation",)),
+    options=("accumulation", "out")),
     bench=Bench(_np_log_softmax_backward, _CASES),
     workspace_doc="0 when all tensors are contiguous and `out` has the inputs' dtype",
 ))

@@ -24,6 +24,8 @@
 #define ACLK_U8 4
 #define ACLK_F64 11
 #define ACLK_BF16 27
+#define ACLK_F8_E5M2 35  /* SoftmaxEx only (oneDNN's f8 data) */
+#define ACLK_F8_E4M3 36  /* FLOAT8_E4M3FN: no infinities, NaN = S.1111.111 */
 
 #define EMU_MAX_DIMS 8
 #define EMU_MAX_RANGES 3
@@ -176,6 +178,7 @@ int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *o
 #define EMU_PO_LT 73
 #define EMU_PO_EQ 74
 #define EMU_PO_NE 75
+#define EMU_PO_DROPOUT 76  /* d = t != 0 ? d * t : 0 (oneDNN's dropout, t = 1/(1-p) or 0) */
 typedef struct emu_post_op {
     int32_t alg;        /* EMU_PO_* */
     float alpha;        /* eltwise parameters (oneDNN's alpha, beta) */
