@@ -437,7 +437,10 @@ def reference(case: dict, inputs: dict) -> np.ndarray:
             if src.ndim == 0:
                 src = src.reshape(1)
             s = np.moveaxis(src, axis, -1)
-            m = np.full(s.shape[:-1], -FLT_MAX)
+            # benchdnn's running max starts at -FLT_MAX; for float64 data, at -DBL_MAX (values
+            # below -FLT_MAX would otherwise never become the max)
+            lo = -float(np.finfo(np.float64).max) if case["sdt"] == "f64" else -FLT_MAX
+            m = np.full(s.shape[:-1], lo)
             for k in range(s.shape[-1]):  # MAX2(max, s) = max > s ? max : s, in order
                 m = np.where(m > s[..., k], m, s[..., k])
             d = s - m[..., None]
