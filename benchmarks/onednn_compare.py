@@ -387,12 +387,12 @@ def _eltwise(alg: str, x: np.ndarray, a: float, b: float) -> np.ndarray:
             return np.where(x > 0, x, a * x)
         if alg == "linear":
             return a * x + b
-        if alg == "clip":
+        if alg == "clip":  # oneDNN's math_utils: NaN gives alpha
+            x = np.where(x > a, x, a)
+            return np.where(x > b, b, x)
+        if alg == "clip_v2":  # s > alpha ? s : alpha, then s < beta ? s : beta
             x = np.where(x > a, x, a)
             return np.where(x < b, x, b)
-        if alg == "clip_v2":
-            x = np.where(x < a, a, x)
-            return np.where(x > b, b, x)
         if alg == "elu":
             return np.where(x > 0, x, a * np.expm1(x))
         if alg == "soft_relu":
