@@ -643,7 +643,8 @@ def run_ours(case: dict, arrs: dict):
         res = fn(*args, **kw)
         return (np.asarray(res), notes) if notes else np.asarray(res)
     except Exception as e:  # noqa: BLE001 - a refusal is a result here
-        return f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+        msg = str(e).splitlines()[0] if str(e) else ""
+        return f"{type(e).__name__}: {msg.rsplit('): ', 1)[-1][:200]}"
 
 
 def _out_array(case: dict, x: np.ndarray) -> np.ndarray:
