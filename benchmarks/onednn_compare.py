@@ -24,6 +24,7 @@ import itertools
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -695,12 +696,21 @@ def main(argv=None) -> int:
     ap.add_argument("--quiet", action="store_true", help="print only disagreements")
     a = ap.parse_args(argv)
     if a.generate:
+        if not (a.generate / "test_softmax_ci").is_file():
+            ap.error(f"--generate {a.generate}: no test_softmax_ci there (expected oneDNN's "
+                     "tests/benchdnn/inputs/softmax)")
         cases = generate(a.generate)
         CASES.write_text(json.dumps(cases, indent=0) + "\n")
         print(f"{len(cases)} cases written to {CASES}")
         return 0
     if not a.onednn:
         ap.error("--onednn VENV is required (a venv with `pip install onednn onednn-devel`)")
+    header = a.onednn / "include" / "oneapi" / "dnnl" / "dnnl.hpp"
+    if not header.is_file() or not (a.onednn / "lib" / "libdnnl.so").exists():
+        ap.error(f"--onednn {a.onednn}: no include/oneapi/dnnl/dnnl.hpp and lib/libdnnl.so there "
+                 "(a venv with `pip install onednn onednn-devel` is expected)")
+    if shutil.which("g++") is None:
+        ap.error("g++ is not on PATH: it is needed to build benchmarks/onednn_driver.cpp")
     cases = json.loads(CASES.read_text()) + edge_cases()
     for c in cases:
         c.setdefault("item", "")
