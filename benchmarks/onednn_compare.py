@@ -700,7 +700,8 @@ def main(argv=None) -> int:
             ap.error(f"--generate {a.generate}: no test_softmax_ci there (expected oneDNN's "
                      "tests/benchdnn/inputs/softmax)")
         cases = generate(a.generate)
-        CASES.write_text(json.dumps(cases, indent=0) + "\n")
+        # one case a line
+        CASES.write_text("[\n" + ",\n".join(json.dumps(c) for c in cases) + "\n]\n")
         print(f"{len(cases)} cases written to {CASES}")
         return 0
     if not a.onednn:
