@@ -430,7 +430,9 @@ _BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divi
            "eq": lambda d, s: (d == s) * 1.0, "ne": lambda d, s: (d != s) * 1.0}
 
 
-def reference(case: dict, inputs: dict) -> np.ndarray:
+def reference(case: dict, inputs: dict, mask=None) -> np.ndarray:
+    """benchdnn's reference; ``mask``: the dropout mask to apply (1 kept), the one our side
+    drew (the mask's own bits are tested against an independent Philox in the test suite)."""
     axis = case["axis"]
     with np.errstate(all="ignore"):
         if case["dir"].startswith("FWD"):
@@ -454,6 +456,10 @@ def reference(case: dict, inputs: dict) -> np.ndarray:
                 d = e * den[..., None]
             d = np.moveaxis(d, -1, axis)
             d = d * case["scales"].get("src", 1.0)
+            if mask is not None:  # benchdnn: d = m ? d * inv_q : 0, inv_q = 1.f / (1.f - p)
+                p = np.float32(_dropout_args(case["dropout"])[0])
+                inv_q = float(np.float32(1) / (np.float32(1) - p)) if p != 1 else 0.0
+                d = np.where(mask.reshape(d.shape) != 0, d * inv_q, 0.0)
             for i, po in enumerate(case["post_ops"]):
                 if po["kind"] == "eltwise":
                     d = _eltwise(po["alg"], d, np.float32(po["alpha"]), np.float32(po["beta"]))
@@ -605,8 +611,6 @@ def run_ours(case: dict, arrs: dict):
 
     fwd = case["dir"].startswith("FWD")
     kw: dict = {"accumulation": case["acc"]}
-    if case["dropout"]:
-        return "no dropout attribute (item 7)"
     notes = []
     try:
         if fwd:
@@ -624,6 +628,10 @@ def run_ours(case: dict, arrs: dict):
                     pos.append(F.Binary(po["alg"], arrs[f"src1_{i}"]))
             if pos:
                 kw["post_ops"] = pos
+            if case["dropout"]:
+                p, seed, offset = _dropout_args(case["dropout"])
+                kw["dropout"] = F.Dropout(p, seed, offset)
+                kw["dropout_mask"] = arrs["dropout_mask"] = np.zeros(x.shape, np.uint8)
             fn = F.log_softmax if case["alg"] == "LOGSOFTMAX" else F.softmax
             args = (x, case["axis"])
         else:
@@ -646,6 +654,14 @@ def run_ours(case: dict, arrs: dict):
     except Exception as e:  # noqa: BLE001 - a refusal is a result here
         msg = str(e).splitlines()[0] if str(e) else ""
         return f"{type(e).__name__}: {msg.rsplit('): ', 1)[-1][:200]}"
+
+
+def _dropout_args(text: str) -> tuple[float, int, int]:
+    """benchdnn's --attr-dropout=P[:SEED[:TAG[:OFFSET[:USE_HOST]]]]: (p, seed, offset)."""
+    parts = text.split(":")
+    seed = int(parts[1]) if len(parts) > 1 and parts[1] else 0
+    offset = int(parts[3]) if len(parts) > 3 and parts[3] else 0
+    return float(parts[0]), seed, offset
 
 
 def _out_array(case: dict, x: np.ndarray) -> np.ndarray:
@@ -729,13 +745,14 @@ def main(argv=None) -> int:
                             "oneDNN refuses", "we lack out= (item 6)"], 0)
     for c, arrs, th in zip(cases, inputs, theirs):
         counts["cases"] += 1
-        ours = run_ours(c, arrs)
+        mine = {k: v.copy() for k, v in arrs.items()}  # in place: ours overwrites its source
+        ours = run_ours(c, mine)
         note = ""
         if isinstance(ours, tuple):
             ours, notes = ours
             note = "; ".join(notes)
             counts["we lack out= (item 6)"] += 1
-        ref = reference(c, arrs)
+        ref = reference(c, arrs, mine.get("dropout_mask"))
         o_ok = t_ok = None
         o_info = t_info = ""
         if isinstance(ours, np.ndarray):
