@@ -112,6 +112,24 @@ def test_eltwise_parameter_rules_of_onednn():
                  F.softmax, x, 1, post_ops=[F.Eltwise("bounded_relu", 1.0)])
 
 
+
+def test_eltwise_rules_apply_to_the_float32_values_after_the_range_check():
+    """The parameter rules (is_eltwise_ok) and the float32 range / zero checks together:
+    values beyond float32 are refused by the range check, naming the argument; the rules see
+    the float32 values oneDNN stores (1 - 1e-12 is 1.0 there, -1e-46 is -0.0)."""
+    x = data((2, 5), F32)
+    _param_error(r"post_ops\[0\].beta = 1e\+300 does not fit float32",
+                 F.softmax, x, 1, post_ops=[F.Eltwise("clip_v2_dst", 0.0, 1e300)])
+    _param_error(r"post_ops\[0\].alpha = -1e\+300 does not fit float32",
+                 F.softmax, x, 1, post_ops=[F.Eltwise("relu_use_dst_for_bwd", -1e300)])
+    _param_error(r"post_ops\[0\]: soft_relu needs alpha != 0.*1e-46, which is 0 in float32",
+                 F.log_softmax, x, 1, post_ops=[F.Eltwise("srelu", 1e-46)])
+    # accepted in float32: beta == alpha there; alpha is -0.0 there, which is >= 0
+    got = F.softmax(x, 1, post_ops=[F.Eltwise("clip", 1.0, 1.0 - 1e-12)])
+    assert got.astype(np.float64).tolist() == [[1.0] * 5] * 2
+    got = F.softmax(x, 1, post_ops=[F.Eltwise("relu_use_dst_for_bwd", -1e-46)])
+    check(got, ref_forward(x, 1), F32)
+
 # ------------------------------------------------------- item 6: out= and in place ----
 
 def _dtag(shape, perm, dt):
