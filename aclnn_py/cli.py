@@ -388,6 +388,7 @@ def explain(op, shape, dtype, out_dtype, dim, strides, out_strides, soc, as_json
       aclnn-py explain softmax_backward --shape 4,2 --dtype float16 --out-dtype float32 \\
           --strides 1,4
     """
+    from .ops.softmax import RELAXED_MAX_AXIS
     from .status import code_name, take_recent
 
     opdef = _op(op)
@@ -434,7 +435,7 @@ def explain(op, shape, dtype, out_dtype, dim, strides, out_strides, soc, as_json
         click.echo(f"accumulation: {executor.accumulation} (ACLNN_EMU_ACCUMULATION)" + (
             "" if executor.accumulation == "strict" or used else
             "; the kernel stays strict: relaxed applies to float16 / bfloat16 kernels whose "
-            "output is out's dtype"))
+            f"output is out's dtype, over an axis of at most {RELAXED_MAX_AXIS} elements"))
     if executor.plan.layout:
         click.echo("workspace layout (Align(n) = (n + 32 + 511) & ~511):")
         for what, offset, size in executor.plan.layout:

@@ -129,6 +129,8 @@ INT32 = BY_ACL[F.ACL_INT32]
 FUNCTIONAL_OUT_DTYPES = (F.ACL_FLOAT16, F.ACL_FLOAT, F.ACL_BF16, F.ACL_DOUBLE)
 #: the out_dtype of softmax / log_softmax whatever the input's dtype (oneDNN's int8 softmax)
 FUNCTIONAL_INT8_OUT = (F.ACL_INT8, F.ACL_UINT8)
+#: oneDNN's f8 data, also softmax / log_softmax only (ml_dtypes.float8_e5m2 / float8_e4m3fn)
+FUNCTIONAL_F8 = (F.ACL_FLOAT8_E5M2, F.ACL_FLOAT8_E4M3FN)
 
 KERNEL_DTYPES = frozenset({F.ACL_FLOAT, F.ACL_FLOAT16, F.ACL_BF16, F.ACL_DOUBLE, F.ACL_INT32})
 

@@ -185,6 +185,7 @@ class PostOpAlg(enum.IntEnum):
     LT = 73
     EQ = 74
     NE = 75
+    DROPOUT = 76  # internal: oneDNN's dropout, d = t != 0 ? d * t : 0 (t: 1/(1-p) or 0)
 
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""oneDNN's softmax attributes: post-ops, scales, the accumulation mode (docs/onednn.md).
+"""oneDNN's softmax attributes: post-ops, scales, dropout, the accumulation mode
+(docs/onednn.md).
 
 The functional layer's ``softmax`` / ``log_softmax`` take oneDNN's forward attributes, with the
 semantics of its softmax primitive as benchdnn's reference computes them: the softmax value of
@@ -15,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
+import ml_dtypes
 import numpy as np
 
 from .config import ACCUMULATION_MODES
@@ -35,6 +37,17 @@ ELTWISE_ALGS = {
     "hardsigmoid": PostOpAlg.HARDSIGMOID, "hardswish": PostOpAlg.HARDSWISH,
     "mish": PostOpAlg.MISH, "pow": PostOpAlg.POW, "round": PostOpAlg.ROUND,
     "soft_relu": PostOpAlg.SOFT_RELU,
+}
+
+#: oneDNN's ``*_use_dst_for_bwd`` algorithms (benchdnn's ``*_dst`` spellings) and benchdnn's
+#: ``srelu``: as post-ops they compute the forward formula of the algorithm they name (the
+#: "use dst" part concerns the eltwise primitive's backward only)
+ELTWISE_ALIASES = {
+    **{f"{n}_use_dst_for_bwd": ELTWISE_ALGS[n]
+       for n in ("relu", "tanh", "elu", "sqrt", "logistic", "exp", "clip_v2")},
+    **{f"{n}_dst": ELTWISE_ALGS[n]
+       for n in ("relu", "tanh", "elu", "sqrt", "logistic", "exp", "clip_v2")},
+    "srelu": PostOpAlg.SOFT_RELU,
 }
 
 #: oneDNN's binary algorithms (comparisons give 1.0 where true, 0.0 where false)
@@ -64,8 +77,9 @@ class Binary:
     (the same rank as dst, each dimension 1 or equal to dst's; a scalar is one value for every
     element). ``alg``: ``"add"``, ``"sub"``, ``"mul"``, ``"div"``, ``"max"``, ``"min"``, or a
     comparison ``"ge"``, ``"gt"``, ``"le"``, ``"lt"``, ``"eq"``, ``"ne"`` (1.0 / 0.0); oneDNN's
-    ``"binary_add"`` spelling works too. src1 is read as float32 (oneDNN computes post-ops in
-    float32)."""
+    ``"binary_add"`` spelling works too. src1 may be of any real dtype (float64, float32,
+    float16, ``ml_dtypes.bfloat16`` / ``float8_e5m2`` / ``float8_e4m3fn``, int8, uint8, int32,
+    ...) and is read as float32 (oneDNN computes post-ops in float32)."""
 
     alg: str
     src1: Any
@@ -75,23 +89,69 @@ def _fail(api: str, text: str) -> None:
     check(record(api, S.ACLNN_ERR_PARAM_INVALID, text), api)
 
 
-def _alg(api: str, where: str, alg: Any, table: dict, prefix: str) -> PostOpAlg:
+def _alg(api: str, where: str, alg: Any, table: dict, prefix: str,
+         aliases: Optional[dict] = None) -> tuple[PostOpAlg, str]:
+    """(the algorithm, the name it was given by, without oneDNN's prefix)"""
     if not isinstance(alg, str):
         _fail(api, f"{where}: alg must be a string such as {next(iter(table))!r}, not "
                    f"{type(alg).__name__}")
     name = alg.strip().lower()
     if name.startswith(prefix):
         name = name[len(prefix):]
-    if name not in table:
-        _fail(api, f"{where}: unknown algorithm {alg!r}; oneDNN's {prefix.rstrip('_')} post-ops "
-                   f"here are: {', '.join(table)}")
-    return table[name]
+    if name in table:
+        return table[name], name
+    if aliases and name in aliases:
+        return aliases[name], name
+    more = f" (and {', '.join(aliases)})" if aliases else ""
+    _fail(api, f"{where}: unknown algorithm {alg!r}; oneDNN's {prefix.rstrip('_')} post-ops "
+               f"here are: {', '.join(table)}{more}")
+    raise AssertionError  # _fail raises
+
+
+#: dtypes NumPy does not call real numbers but oneDNN reads as src1 (kind "V" in NumPy)
+_ML_FLOATS = tuple(np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e5m2,
+                                          ml_dtypes.float8_e4m3fn))
+
+
+def _eltwise_params_ok(api: str, where: str, alg: PostOpAlg, name: str, alpha: float,
+                       beta: float) -> None:
+    """oneDNN's rules for an eltwise post-op's parameters (its is_eltwise_ok, applied when the
+    post-op is appended), checked on the float32 values oneDNN stores."""
+    a, b = float(np.float32(alpha)), float(np.float32(beta))
+    if alg in (PostOpAlg.CLIP, PostOpAlg.CLIP_V2) and not b >= a:
+        _fail(api, f"{where}: {name} needs beta >= alpha (oneDNN's rule), got alpha = {alpha!r},"
+                   f" beta = {beta!r}")
+    if name in ("relu_use_dst_for_bwd", "relu_dst", "elu_use_dst_for_bwd", "elu_dst") \
+            and not a >= 0.0:
+        _fail(api, f"{where}: {name} needs alpha >= 0 (oneDNN's rule), got alpha = {alpha!r}")
 
 
 def _number(api: str, where: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{api}: {where} must be a number, not {type(value).__name__}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond float64 (10**400)
+        _fail(api, f"{where} = {_short(value)} does not fit float32, the type oneDNN takes it "
+                   f"in")
+        raise  # unreachable: _fail raises
+
+
+def _short(value: Any) -> str:
+    """An int of hundreds of digits, shortened for a message."""
+    text = repr(value)
+    return text if len(text) <= 24 else f"{text[:12]}...({len(text)} digits)"
+
+
+def to_f32(api: str, where: str, v: float) -> float:
+    """``v`` as the float32 the kernels use (oneDNN stores alphas, betas and scales as float):
+    AclnnParamError for a finite value beyond float32's range (it would become inf)."""
+    with np.errstate(over="ignore"):
+        f = np.float32(v)
+    if math.isfinite(v) and not np.isfinite(f):
+        _fail(api, f"{where} = {v!r} does not fit float32, the type oneDNN takes it in "
+                   f"(|value| <= 3.4028235e+38)")
+    return float(f)
 
 
 def broadcast_strides(src1_shape: tuple, dst_shape: tuple) -> tuple:
@@ -127,21 +187,27 @@ def post_ops(api: str, items: Any, dst_shape: tuple) -> tuple[tuple, Optional[np
     for i, item in enumerate(items):
         where = f"post_ops[{i}]"
         if isinstance(item, Eltwise):
-            alg = _alg(api, where, item.alg, ELTWISE_ALGS, "eltwise_")
+            alg, name = _alg(api, where, item.alg, ELTWISE_ALGS, "eltwise_", ELTWISE_ALIASES)
             alpha = _number(api, f"{where}.alpha", item.alpha)
             beta = _number(api, f"{where}.beta", item.beta)
-            if alg == PostOpAlg.SOFT_RELU and alpha == 0.0:
+            to_f32(api, f"{where}.alpha", alpha)
+            to_f32(api, f"{where}.beta", beta)
+            _eltwise_params_ok(api, where, alg, name, alpha, beta)
+            if alg == PostOpAlg.SOFT_RELU and to_f32(api, f"{where}.alpha", alpha) == 0.0:
+                # checked in float32, the kernel's alpha: 1e-46 is 0 there
+                got = "0" if alpha == 0.0 else f"{alpha!r}, which is 0 in float32"
                 _fail(api, f"{where}: soft_relu needs alpha != 0 (f(x) = log(1 + exp(alpha*x)) / "
-                           f"alpha), got alpha = 0")
+                           f"alpha), got alpha = {got}")
             desc.append((int(alg), alpha, beta, None))
         elif isinstance(item, Binary):
-            alg = _alg(api, where, item.alg, BINARY_ALGS, "binary_")
+            alg, _ = _alg(api, where, item.alg, BINARY_ALGS, "binary_")
             try:
                 src1 = np.asarray(item.src1)
             except Exception as exc:  # an object NumPy cannot read
                 _fail(api, f"{where}: src1 is not array-like ({exc})")
-            if src1.dtype.kind not in "biuf":
-                _fail(api, f"{where}: src1 of dtype {src1.dtype} is not a real number type")
+            if src1.dtype.kind not in "biuf" and src1.dtype not in _ML_FLOATS:
+                _fail(api, f"{where}: src1 of dtype {src1.dtype} is not a real number type "
+                           f"(oneDNN reads src1 of any real dtype as float32)")
             shape = tuple(src1.shape)
             if shape and len(shape) != len(dst_shape):
                 _fail(api, f"{where}: src1 of shape {shape} does not broadcast to dst of shape "
@@ -163,13 +229,25 @@ def post_ops(api: str, items: Any, dst_shape: tuple) -> tuple[tuple, Optional[np
 
 
 def scale(api: str, name: str, value: Any, nonzero: bool) -> float:
-    """A src_scale / dst_scale: a finite number (dst_scale also not 0)."""
+    """A src_scale / dst_scale: a finite number (dst_scale also not 0), checked as the float32
+    the kernels use (oneDNN's scales are float32): a dst_scale that is 0 in float32 (1e-46) or
+    whose float32 reciprocal overflows (below 2^-128: benchdnn's reference multiplies by
+    ``1.0f / dst_scale``, inf for such a denormal) is refused, naming the argument."""
     v = _number(api, name, value)
     if not math.isfinite(v) or (nonzero and v == 0.0):
         _fail(api, f"{name} must be a finite number{' other than 0' if nonzero else ''} "
                    f"(oneDNN's common scale), got {v!r}")
-    if abs(v) > 3.4028234663852886e38:
-        _fail(api, f"{name} = {v!r} does not fit float32, the type oneDNN's scales take")
+    f = to_f32(api, name, v)
+    if nonzero and f == 0.0:
+        _fail(api, f"{name} = {v!r} is 0 in float32, the type oneDNN's scales take: it must be "
+                   f"a number other than 0 there")
+    if nonzero:
+        with np.errstate(over="ignore", divide="ignore"):
+            inv = np.float32(1.0) / np.float32(f)
+        if not np.isfinite(inv):
+            _fail(api, f"{name} = {v!r}: its float32 reciprocal, the factor oneDNN's "
+                       f"reference multiplies by, overflows (|{name}| must be above 2^-128, "
+                       f"about 2.9e-39)")
     return v
 
 
@@ -179,3 +257,93 @@ def accumulation(api: str, value: Any) -> str:
         _fail(api, f"accumulation={value!r} is not an accumulation mode: use one of "
                    f"{', '.join(repr(m) for m in ACCUMULATION_MODES)} (oneDNN's)")
     return value.strip().lower()
+
+
+# ---------------------------------------------------------------------------- dropout ----
+
+@dataclass(frozen=True)
+class Dropout:
+    """oneDNN's dropout attribute: right after ``src_scale`` and before the post-ops, each value
+    is kept (times ``1 / (1 - p)``) where Philox4x32-10's random word for its index exceeds
+    ``p * (2^32 - 1)``, else 0. ``p`` in [0, 1] (rounded to float32, as oneDNN reads it); ``seed``
+    an int64; ``offset`` an int64, 0 for oneDNN's original (32-bit) generator. The mask, 1 where
+    kept, goes to ``dropout_mask=`` when given.
+
+    Example: ``F.softmax(x, 1, dropout=F.Dropout(0.5, 12345678))``."""
+
+    p: float
+    seed: int = 0
+    offset: int = 0
+
+
+_M32 = np.uint64(0xFFFFFFFF)
+
+
+def philox4x32(idx: Any, seed: Any, offset: Any) -> np.ndarray:
+    """oneDNN's ``math::philox4x32(idx, seed, offset)`` (64-bit arguments) over arrays: the
+    Philox4x32-10 block of counter (offset low, offset high, x low, x high), x = idx with its two
+    low bits cleared, key (seed low, seed high); word ``idx & 3`` of the result (uint32)."""
+    idx, seed, offset = (np.asarray(a, dtype=np.uint64) for a in (idx, seed, offset))
+    x = idx & ~np.uint64(3)
+    c0, c1, c2, c3 = offset & _M32, offset >> np.uint64(32), x & _M32, x >> np.uint64(32)
+    k0, k1 = seed & _M32, seed >> np.uint64(32)
+    m0, m1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+    w0, w1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + w0) & _M32, (k1 + w1) & _M32
+        p0, p1 = m0 * c0, m1 * c2  # < 2^64: exact in uint64
+        c0, c1, c2, c3 = ((p1 >> np.uint64(32)) ^ c1 ^ k0, p1 & _M32,
+                          (p0 >> np.uint64(32)) ^ c3 ^ k1, p0 & _M32)
+    words = np.stack(np.broadcast_arrays(c0, c1, c2, c3))
+    pick = (idx & np.uint64(3)).astype(np.intp)
+    return np.take_along_axis(words, pick[None], 0)[0].astype(np.uint32)
+
+
+def philox4x32_legacy(idx: Any, seed: int) -> np.ndarray:
+    """oneDNN's ``math::philox4x32(uint32_t idx, uint32_t seed)``, the generator of an offset
+    of 0: the 64-bit one over idx_64 = (x+3, x+2), offset (x+1, x), seed (seed, seed) as
+    (high, low) halves, x = idx with its two low bits cleared. The word it returns is always
+    the third of x's block: oneDNN's code gives the four indices of a block one value."""
+    i32 = np.asarray(idx, dtype=np.uint64) & _M32
+    s = np.uint64(seed & 0xFFFFFFFF)
+    x = i32 & ~np.uint64(3)
+    idx64 = ((x + np.uint64(3)) << np.uint64(32)) + (x + np.uint64(2))
+    off64 = ((x + np.uint64(1)) << np.uint64(32)) + x
+    return philox4x32(idx64, (s << np.uint64(32)) + s, off64)
+
+
+def _int64(api: str, name: str, value: Any) -> int:
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{api}: {name} must be an int, not {type(value).__name__}")
+    v = value.__index__()
+    if not -2 ** 63 <= v < 2 ** 63:
+        _fail(api, f"{name} = {v} does not fit int64, the type oneDNN's dropout seed and offset "
+                   f"take")
+    return v
+
+
+def dropout(api: str, value: Any, dst_shape: tuple) -> tuple[tuple, np.ndarray, np.ndarray]:
+    """Validate ``dropout=`` and draw its mask: (the post-op description that applies it first,
+    its float32 operand (1 / (1 - p) where kept, else 0), the uint8 mask in dst's shape)."""
+    if not isinstance(value, Dropout):
+        _fail(api, f"dropout must be functional.Dropout(p, seed, offset), not "
+                   f"{type(value).__name__}")
+    p = _number(api, "dropout.p", value.p)
+    seed = _int64(api, "dropout.seed", value.seed)
+    offset = _int64(api, "dropout.offset", value.offset)
+    pf = np.float32(p) if math.isfinite(p) and abs(p) < 1e39 else np.float32(np.nan)
+    if not 0.0 <= float(pf) <= 1.0:
+        _fail(api, f"dropout.p must be a probability in [0, 1] (oneDNN's), got {p!r}")
+    n = math.prod(dst_shape)
+    idx = np.arange(n, dtype=np.uint64)
+    if offset:
+        r = philox4x32(idx, np.uint64(seed & (2 ** 64 - 1)), np.uint64(offset & (2 ** 64 - 1)))
+    else:
+        r = philox4x32_legacy(idx, seed)
+    # oneDNN: m = r > double(UINT32_MAX) * p; inv_q = p != 1 ? 1.f / (1.f - p) : 0, in float32
+    mask = r.astype(np.float64) > 4294967295.0 * float(pf)
+    inv_q = np.float32(1.0) / (np.float32(1.0) - pf) if pf != 1.0 else np.float32(0.0)
+    operand = np.where(mask, inv_q, np.float32(0.0)).astype(np.float32)
+    desc = (int(PostOpAlg.DROPOUT), 0.0, 0.0, tuple(dst_shape))
+    return desc, operand, mask.astype(np.uint8).reshape(dst_shape)

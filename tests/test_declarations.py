@@ -167,21 +167,22 @@ def test_ops_command_prints_the_declared_matrix():
 # the signatures of the hand-written functions this layer had before it was generated
 _FWD = ("accumulation: 'str' = 'strict', src_scale: 'float' = 1.0, dst_scale: 'float' = 1.0, "
         "post_ops=()")
+_DROP = "dropout=None, dropout_mask=None, out=None"  # issue 29: dropout, the caller's dst
 SIGNATURES = {
-    "softmax": f"(x, dim: 'int', *, out_dtype=None, {_FWD}, inf_as_zero: 'bool' = False) -> "
-               "'np.ndarray'",
-    "log_softmax": f"(x, dim: 'int', *, out_dtype=None, {_FWD}) -> 'np.ndarray'",
+    "softmax": f"(x, dim: 'int', *, out_dtype=None, {_FWD}, inf_as_zero: 'bool' = False, "
+               f"{_DROP}) -> 'np.ndarray'",
+    "log_softmax": f"(x, dim: 'int', *, out_dtype=None, {_FWD}, {_DROP}) -> 'np.ndarray'",
     "softmax_backward": "(grad_output, output, dim: 'int', *, out_dtype=None, "
-                        "accumulation: 'str' = 'strict') -> 'np.ndarray'",
+                        "accumulation: 'str' = 'strict', out=None) -> 'np.ndarray'",
     "log_softmax_backward": "(grad_output, output, dim: 'int', *, out_dtype=None, "
-                            "accumulation: 'str' = 'strict') -> 'np.ndarray'",
+                            "accumulation: 'str' = 'strict', out=None) -> 'np.ndarray'",
     "hardsigmoid": "(x, *, alpha: 'float' = 0.16666666666666666, beta: 'float' = 0.5, "
                    "out_dtype=None) -> 'np.ndarray'",
     "hardsigmoid_backward": "(grad_output, x, *, alpha: 'float' = 0.16666666666666666, "
                             "beta: 'float' = 0.5, out_dtype=None) -> 'np.ndarray'",
 }
 # the post-op types oneDNN's attributes take (aclnn_py.onednn), exported beside the functions
-TYPES = ("Eltwise", "Binary")
+TYPES = ("Eltwise", "Binary", "Dropout")
 
 
 def test_functional_names_and_signatures():

@@ -68,9 +68,9 @@ def ref_eltwise(alg: str, d: np.ndarray, a: float, b: float) -> np.ndarray:
         if alg == "clip":  # oneDNN: s = s > alpha ? s : alpha; s > beta ? beta : s
             s = np.where(d > a, d, a)
             return np.where(s > b, b, s)
-        if alg == "clip_v2":  # oneDNN: s = s < alpha ? alpha : s; s > beta ? beta : s
-            s = np.where(d < a, a, d)
-            return np.where(s > b, b, s)
+        if alg == "clip_v2":  # oneDNN: s = s > alpha ? s : alpha; s < beta ? s : beta
+            s = np.where(d > a, d, a)
+            return np.where(s < b, s, b)
         if alg == "tanh":
             return np.tanh(d)
         if alg == "logistic":
@@ -674,13 +674,23 @@ def test_threads_with_different_attributes_at_once():
 
 
 def test_nan_through_clip_and_max_as_onednn():
-    """oneDNN's clip turns NaN into alpha, clip_v2 keeps it; its max / min (MAX2 / MIN2) give
-    src1 for a NaN d."""
+    """oneDNN's clip and clip_v2 both turn NaN into alpha (their formulas test d > alpha first);
+    its max / min (MAX2 / MIN2) give src1 for a NaN d."""
     x = np.array([[np.nan, 0.0], [0.0, 0.0]], np.float32)  # row 0: NaN, row 1: 0.5 0.5
     got = F.softmax(x, 1, post_ops=[F.Eltwise("clip", 0.1, 0.4)])
     assert got.tolist() == [[np.float32(0.1)] * 2, [np.float32(0.4)] * 2]
-    got = F.softmax(x, 1, post_ops=[F.Eltwise("clip_v2", 0.1, 0.4)])
-    assert np.isnan(got[0]).all() and got[1].tolist() == [np.float32(0.4)] * 2
+    for dt in (np.float32, F64, F16):  # the float32 and the float64 kernels
+        got = F.softmax(x.astype(dt), 1, post_ops=[F.Eltwise("clip_v2", 0.125, 0.375)])
+        assert got.astype(np.float64).tolist() == [[0.125] * 2, [0.375] * 2]
+        got = F.log_softmax(x.astype(dt), 1, post_ops=[F.Eltwise("eltwise_clip_v2", -1, 0)])
+        assert got[0].astype(np.float64).tolist() == [-1.0, -1.0]
+        assert np.allclose(got[1].astype(np.float64), -np.log(2), rtol=1e-3)
+    # the one forward difference, the sign of a zero at the beta side: d = +0 (linear 0, 0),
+    # beta = -0: clip gives t (t > beta is false), clip_v2 gives beta (t < beta is false)
+    z = np.zeros((1, 1), np.float32)
+    for alg, neg in (("clip", False), ("clip_v2", True)):
+        got = F.softmax(z, 1, post_ops=[F.Eltwise("linear", 0.0, 0.0), F.Eltwise(alg, -1, -0.0)])
+        assert got[0, 0] == 0 and bool(np.signbit(got[0, 0])) is neg, alg
     got = F.softmax(x, 1, post_ops=[F.Binary("max", 0.25)])
     assert got.tolist() == [[0.25, 0.25], [0.5, 0.5]]
     got = F.softmax(x, 1, post_ops=[F.Binary("min", 0.25)])

@@ -16,6 +16,7 @@ phase is ``executor.run`` for every op.
 
 from __future__ import annotations
 
+import struct
 from typing import Optional
 
 from .. import config
@@ -117,7 +118,7 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
             return 0, None, ret
         if mode != "strict":
             attrs = {**(attrs or {}), "accumulation": mode}
-    key = (op.name, soc.name, extended, tuple(sorted(attrs.items())) if attrs else None, parts)
+    key = (op.name, soc.name, extended, _attrs_key(attrs) if attrs else None, parts)
     hit = _PLANS.get(key)
     if hit is not None:
         return _phase1_again(api, op, values, hit, check_memory)
@@ -149,6 +150,21 @@ def get_workspace_size(op: OpDef, args: tuple, extended: bool = False,
     ex = aclOpExecutor(op.name, plan, inputs, outputs, device)
     _remember(key, [plan, ex.templates, None])
     return plan.ws_size, ex, 0
+
+
+def _bits(value):
+    """A float by its bits (0.0 and -0.0 are two plans: pow(d, -1) of a -0.0 scale is -inf; a
+    NaN finds its own plan again), tuples element by element, anything else as is."""
+    if isinstance(value, float):
+        return ("f64", struct.unpack("<q", struct.pack("<d", value))[0])
+    if isinstance(value, tuple):
+        return tuple(_bits(v) for v in value)
+    return value
+
+
+def _attrs_key(attrs: dict) -> tuple:
+    """The attributes' part of the plan cache's key, every float by its bits."""
+    return tuple((name, _bits(v)) for name, v in sorted(attrs.items()))
 
 
 # Phase 1's results by what they depend on: the operator, the SoC, the functional layer's

@@ -189,7 +189,8 @@ def soc_table() -> str:
 
 def functional_dtype_table() -> str:
     """docs/dtypes.md: each function's input dtypes and out_dtype."""
-    INT8_OUT, OUT_DTYPES = dtypes.FUNCTIONAL_INT8_OUT, dtypes.FUNCTIONAL_OUT_DTYPES
+    INT8_OUT = dtypes.FUNCTIONAL_INT8_OUT + dtypes.FUNCTIONAL_F8  # softmax: int8 and f8 out
+    OUT_DTYPES = dtypes.FUNCTIONAL_OUT_DTYPES
 
     lines = [_row("function", "input dtypes", "`out_dtype` (default)"), "|---|---|---|"]
     for op in REGISTRY.values():
@@ -265,6 +266,9 @@ OPTION_PARAMS = {
     "dst_scale": "dst_scale: float = 1.0",
     "post_ops": "post_ops=()",
     "inf_as_zero": "inf_as_zero: bool = False",
+    "dropout": "dropout=None",
+    "dropout_mask": "dropout_mask=None",
+    "out": "out=None",
 }
 
 

@@ -42,11 +42,14 @@ from .opdef import OpDef, register
 
 F32, F16, F64, BF16 = D.ACL_FLOAT, D.ACL_FLOAT16, D.ACL_DOUBLE, D.ACL_BF16
 I8, U8 = D.ACL_INT8, D.ACL_UINT8
+E5M2, E4M3 = D.ACL_FLOAT8_E5M2, D.ACL_FLOAT8_E4M3FN
 FLOATS = (F32, F16, BF16)
 FLOATS_F64 = (F32, F16, F64, BF16)
 # oneDNN's forward softmax data types (the functional layer): the floats, int8 and uint8
-FORWARD_ONEDNN = (F32, F16, F64, BF16, I8, U8)
+FORWARD_ONEDNN = (F32, F16, F64, BF16, I8, U8, E5M2, E4M3)
 INTS = (I8, U8)
+# data only the SoftmaxEx kernel reads and writes: int8 / uint8 and oneDNN's f8
+EX_ONLY = (I8, U8, E5M2, E4M3)
 
 BASE, A2A3 = soc.CLASS_BASE, soc.CLASS_A2A3
 NO_EDGE = soc.ALL_LINES - {"EDGE"}  # Atlas 200I/500 A2 has only Softmax
@@ -75,15 +78,28 @@ def outer_axis_inner(shape, dim: int) -> tuple[int, int, int]:
     return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
 
 
-def _accumulation(call, plan, compute: int, out_dtype: int) -> dict:
+#: the longest softmax axis the relaxed kernels take; longer ones run the strict kernels. The
+#: relaxed kernels sum in float32, one accumulator per column (a few per row), so a sum near 1
+#: that later terms just below its half ulp are added to loses up to n * 2^-24 of itself: with
+#: the max first and the others e^-17 below it (docs/onednn.md), float16 softmax is 0.88 ulp off
+#: at 2^13 and 1.79 at 2^14, 3.68 at 2^15, 85 at 2^20 (columns; rows 0.88 at 2^13 and 3.75 at
+#: 2^16 at the generic level); bfloat16 softmax_backward 0.52 of its bound at 2^14 and 1.04 at
+#: 2^15. 2^13 keeps every operator within its bound at every ISA level (n * 2^-24 <= 2^-11
+#: there: under 1 float16 ulp before the final rounding).
+RELAXED_MAX_AXIS = 8192
+
+
+def _accumulation(call, plan, compute: int, out_dtype: int, axis: int) -> dict:
     """The accumulation mode phase 1 records (functional's accumulation=, else
     ACLNN_EMU_ACCUMULATION: ops.get_workspace_size), and the kernel parameter that applies it.
     The relaxed kernels run only where oneDNN's mode applies: float16 / bfloat16 data whose
     kernel output is the result's own dtype (a float16 softmax into float32 stays strict, so
-    that the float32 result keeps float32 accuracy)."""
+    that the float32 result keeps float32 accuracy), over an axis of at most RELAXED_MAX_AXIS
+    elements (their 2 ulp bound holds there)."""
     mode = call.attrs.get("accumulation", "strict")
     plan.accumulation = mode
-    if mode != "strict" and compute in (F16, BF16) and out_dtype == compute:
+    if (mode != "strict" and compute in (F16, BF16) and out_dtype == compute
+            and axis <= RELAXED_MAX_AXIS):
         return {"accumulation": mode}
     return {}
 
@@ -131,10 +147,15 @@ def _ex_plan(call, plan) -> None:
 
 def _forward_plan(call, plan, compute: int) -> None:
     """Contiguous(self) -> Cast(-> compute) -> kernel -> Cast(-> out) -> ViewCopy(-> out); with
-    oneDNN's attributes or int8 data, _ex_plan."""
+    oneDNN's attributes or int8 data, _ex_plan. The functional layer (``call.extended``) takes
+    _ex_plan for every src / dst pair of two dtypes too: oneDNN computes from the exact source
+    values (float32, float64 when either side is float64) and rounds once into dst, where the
+    aclnn API keeps CANN's casts (Softmax: the kernel in self's dtype, then Cast; LogSoftmax:
+    Cast(self -> out) first). docs/dtypes.md."""
     self_t, out = call.t("self"), call.t("out")
-    if self_t.data_type in INTS or out.data_type in INTS or any(
-            k in call.attrs for k in _EX_ATTRS):
+    if self_t.data_type in EX_ONLY or out.data_type in EX_ONLY or any(
+            k in call.attrs for k in _EX_ATTRS) or (
+            call.extended and self_t.data_type != out.data_type):
         _ex_plan(call, plan)
         return
     _checks.kernel_cast(self_t.data_type, compute)
@@ -144,7 +165,7 @@ def _forward_plan(call, plan, compute: int) -> None:
     x = cast(plan, contiguous(plan, user_buf("in", 0, self_t, "self")), compute)
     op = call.op
     params = {"outer": outer, "axis": axis, "inner": inner, "flag": op.kernel.flag,
-              **_accumulation(call, plan, compute, out.data_type)}
+              **_accumulation(call, plan, compute, out.data_type, axis)}
 
     def emit(dst):
         return plan.add(Step("Kernel", op.kernel.step, (x,), dst, op.kernel_id, params))
@@ -152,17 +173,29 @@ def _forward_plan(call, plan, compute: int) -> None:
     finish_into(plan, user_buf("out", 0, out, "out"), compute, emit)
 
 
+def backward_compute(in_dtype: int, out_dtype: int, extended: bool) -> int:
+    """The dtype the backward kernel runs in. The aclnn API: the inputs' (CANN's kernel, then
+    Cast(-> out)). The functional layer, for inputs and a result of two dtypes: oneDNN's, from
+    the exact input values, rounded once into dst: float64 when either is float64, else float32
+    (a float16 -> float32 gradient is not rounded to float16 on the way, nor a bfloat16 ->
+    float16 one twice)."""
+    if not extended or in_dtype == out_dtype:
+        return in_dtype
+    return F64 if F64 in (in_dtype, out_dtype) else F32
+
+
 def _backward_plan(call, plan) -> None:
     grad, output, out = call.t("gradOutput"), call.t("output"), call.t("out")
-    compute = grad.data_type
+    compute = backward_compute(grad.data_type, out.data_type, call.extended)
+    _checks.kernel_cast(grad.data_type, compute)
     _checks.kernel_cast(compute, out.data_type)
     dim = call["dim"] % max(grad.ndim, 1)
     outer, axis, inner = outer_axis_inner(grad.view_dims, dim)
-    g = contiguous(plan, user_buf("in", 0, grad, "gradOutput"))
-    y = contiguous(plan, user_buf("in", 1, output, "output"))
+    g = cast(plan, contiguous(plan, user_buf("in", 0, grad, "gradOutput")), compute)
+    y = cast(plan, contiguous(plan, user_buf("in", 1, output, "output")), compute)
     op = call.op
     params = {"outer": outer, "axis": axis, "inner": inner, "flag": op.kernel.flag,
-              **_accumulation(call, plan, compute, out.data_type)}
+              **_accumulation(call, plan, compute, out.data_type, axis)}
 
     def emit(dst):
         return plan.add(Step("Kernel", op.kernel.step, (g, y), dst, op.kernel_id, params))
@@ -243,17 +276,20 @@ SOFTMAX_BACKWARD = register(OpDef(
         output: the softmax forward result y (same dtype and shape).
         dim: the softmax axis, in [-n, n-1] (a 0-d array counts as rank 1).
         out_dtype: the result's dtype (float16, float32, float64 or bfloat16); default: the
-            inputs' dtype. The kernel computes in the input dtype and the result is cast.
+            inputs' dtype. As oneDNN: computed from the exact inputs (in float32, float64 when
+            either dtype is float64) and rounded once into out_dtype.
 
     ``accumulation="relaxed"`` or ``"any"`` (oneDNN's modes, docs/onednn.md): float16 /
     bfloat16 data take faster kernels, every result within 2^-10 of the largest term of its
     slice. oneDNN's backward softmax is float-only, and so is this function: no int8.
+    ``out=``: a preallocated array of any strides for the result, or grad_output (in place).
 
     Raises:
-        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode (code 161002).
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode, a bad out
+            (code 161002).
         TypeError: arguments of the wrong Python type.
     ''',
-    options=("accumulation",)),
+    options=("accumulation", "out")),
     bench=Bench(_np_softmax_backward, _CASES),
     workspace_doc="0 when all tensors are contiguous and `out` has the inputs' dtype",
 ))
@@ -289,8 +325,9 @@ SOFTMAX = register(OpDef(
         "softmax", (("x", "self"),), {"self": FORWARD_ONEDNN, "out": FORWARD_ONEDNN},
         doc='''Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``.
 
-    The kernel computes in x's dtype (float16/bfloat16 in float32 internally); the result is cast
-    to ``out_dtype`` (default: x's dtype). A row of all -inf, or with +inf or NaN, gives NaN.
+    Computed from the exact values of x in float32 (float64 when x or ``out_dtype`` is float64)
+    and rounded once into ``out_dtype`` (default: x's dtype), as oneDNN does (the aclnn API casts
+    after: docs/dtypes.md). A row of all -inf, or with +inf or NaN, gives NaN.
 
     oneDNN's attributes (docs/onednn.md): x and ``out_dtype`` may also be int8 or uint8; each
     result is ``post_ops(softmax * src_scale) * (1 / dst_scale)``, rounded half to even and
@@ -298,13 +335,18 @@ SOFTMAX = register(OpDef(
     beta)`` and ``Binary(alg, src1)``. ``inf_as_zero=True``: a slice of all -inf gives 0, not
     NaN. ``accumulation="relaxed"`` or ``"any"``: float16 / bfloat16 data take faster kernels,
     every result within 2 ulp of the float64 softmax ("strict", the default, keeps the bits).
+    ``dropout=Dropout(p, seed, offset)``: oneDNN's dropout right after the src scale, its
+    Philox mask (uint8) into ``dropout_mask=`` when given. ``out=``: a preallocated array of
+    any strides to write the result to (its dtype is the out_dtype), or x itself (in place).
 
     Raises:
         AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode or post-op, a
-            src1 that does not broadcast, a scale that is not finite (code 161002).
+            src1 that does not broadcast, a scale that is not finite, a bad dropout or out
+            (code 161002).
         TypeError: arguments of the wrong Python type.
     ''',
-    options=("accumulation", "src_scale", "dst_scale", "post_ops", "inf_as_zero")),
+    options=("accumulation", "src_scale", "dst_scale", "post_ops", "inf_as_zero", "dropout",
+             "dropout_mask", "out")),
     bench=Bench(_np_softmax, _CASES),
     workspace_doc="0 when self and out are contiguous and out has self's dtype",
 ))
@@ -345,21 +387,24 @@ LOG_SOFTMAX = register(OpDef(
         "log_softmax", (("x", "self"),), {"self": FORWARD_ONEDNN, "out": FORWARD_ONEDNN},
         doc='''Log-softmax along ``dim``: ``(x - max) - log(sum(exp(x - max)))``.
 
-    As in CANN, x is first cast to ``out_dtype`` (default: x's dtype) and the kernel computes in
-    that dtype.
+    Computed from the exact values of x and rounded once into ``out_dtype`` (default: x's dtype),
+    as oneDNN does (CANN's aclnnLogSoftmax casts x to out's dtype first: docs/dtypes.md).
 
     oneDNN's attributes (docs/onednn.md): x and ``out_dtype`` may also be int8 or uint8; each
     result is ``post_ops(log_softmax * src_scale) * (1 / dst_scale)``, computed in float32 (float64
     when x or out_dtype is float64), rounded half to even and saturated for an integer
     out_dtype. ``accumulation="relaxed"`` or ``"any"``: float16 / bfloat16 data take faster
-    kernels, every result within 2 ulp of the float64 log-softmax.
+    kernels, every result within 2 ulp of the float64 log-softmax. ``dropout=``,
+    ``dropout_mask=`` and ``out=`` as for softmax.
 
     Raises:
         AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode or post-op, a
-            src1 that does not broadcast, a scale that is not finite (code 161002).
+            src1 that does not broadcast, a scale that is not finite, a bad dropout or out
+            (code 161002).
         TypeError: arguments of the wrong Python type.
     ''',
-    options=("accumulation", "src_scale", "dst_scale", "post_ops")),
+    options=("accumulation", "src_scale", "dst_scale", "post_ops", "dropout", "dropout_mask",
+             "out")),
     bench=Bench(_np_log_softmax, _CASES),
     workspace_doc="0 when self and out are contiguous and out has self's dtype",
 ))
@@ -406,12 +451,14 @@ LOG_SOFTMAX_BACKWARD = register(OpDef(
     ``accumulation="relaxed"`` or ``"any"`` (oneDNN's modes, docs/onednn.md): float16 /
     bfloat16 data take faster kernels, every result within 2^-10 of the largest term of its
     slice. oneDNN's backward softmax is float-only, and so is this function: no int8.
+    ``out=``: a preallocated array of any strides for the result, or grad_output (in place).
 
     Raises:
-        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode (code 161002).
+        AclnnParamError: dtype, shape or dim rules, an unknown accumulation mode, a bad out
+            (code 161002).
         TypeError: arguments of the wrong Python type.
     ''',
-    options=("accumulation",)),
+    options=("accumulation", "out")),
     bench=Bench(_np_log_softmax_backward, _CASES),
     workspace_doc="0 when all tensors are contiguous and `out` has the inputs' dtype",
 ))

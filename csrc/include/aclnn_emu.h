@@ -24,6 +24,8 @@
 #define ACLK_U8 4
 #define ACLK_F64 11
 #define ACLK_BF16 27
+#define ACLK_F8_E5M2 35  /* SoftmaxEx only (oneDNN's f8 data) */
+#define ACLK_F8_E4M3 36  /* FLOAT8_E4M3FN: no infinities, NaN = S.1111.111 */
 
 #define EMU_MAX_DIMS 8
 #define EMU_MAX_RANGES 3
@@ -120,7 +122,11 @@ const char *aclk_hardsigmoid_bwd_impl(int dtype, int64_t n);
    aclk_softmax_fwd / aclk_softmax_bwd. RELAXED and ANY let float16 / bfloat16 data be computed
    with cheaper arithmetic, every output within 2 ulp of its dtype of the float64 result (the
    backward operators, whose results cancel toward zero: or within 2^-10 of the largest |term|
-   of the output's slice). */
+   of the output's slice), over an axis of at most EMU_RELAXED_MAX_AXIS elements: their float32
+   sums lose up to axis * 2^-24 of themselves, so longer axes run the strict kernels (the plans
+   ask for relaxed only up to that length: aclnn_py/ops/softmax.py RELAXED_MAX_AXIS, and the
+   runtime checks it again). */
+#define EMU_RELAXED_MAX_AXIS 8192
 #define EMU_ACC_STRICT 0
 #define EMU_ACC_RELAXED 1
 #define EMU_ACC_ANY 2
@@ -172,6 +178,7 @@ int aclk_softmax_bwd_relaxed(int dtype, const void *grad, const void *y, void *o
 #define EMU_PO_LT 73
 #define EMU_PO_EQ 74
 #define EMU_PO_NE 75
+#define EMU_PO_DROPOUT 76  /* d = t != 0 ? d * t : 0 (oneDNN's dropout, t = 1/(1-p) or 0) */
 typedef struct emu_post_op {
     int32_t alg;        /* EMU_PO_* */
     float alpha;        /* eltwise parameters (oneDNN's alpha, beta) */

@@ -1,13 +1,14 @@
 /*
  * softmax_ex.c: oneDNN's forward softmax primitive with attributes (aclnn_emu.h): src and dst
- * each float32, float16, bfloat16, float64, int8 or uint8, over the middle axis of a
+ * each float32, float16, bfloat16, float64, int8, uint8, float8_e5m2 or float8_e4m3fn, over the middle axis of a
  * contiguous [outer][axis][inner] tensor. Per element, in benchdnn's reference order:
  *
  *   m = max(x) over the slice (NaNs skipped), s = sum(exp(x - m)),
  *   d = exp(x - m) / s   (log-softmax: d = (x - m) - log(s)),
  *   d *= src_scale; d = post_op(d) for each post-op in order; d *= 1/dst_scale;
  *   y = d converted to dst: floats rounded to nearest even; int8 / uint8 rounded half to
- *       even and saturated, NaN -> 0.
+ *       even and saturated, NaN -> 0; f8 (e5m2, e4m3fn) as oneDNN: through binary16
+ *       (see "float8" below).
  *
  * inf_as_zero (softmax only): a slice whose inputs are all -inf gives d = 0 (before the scales
  * and post-ops) instead of NaN. Otherwise IEEE: a slice holding +inf or a NaN gives NaN, as
@@ -65,12 +66,88 @@
 static int ex_dtype_ok(int dt)
 {
     return dt == ACLK_F32 || dt == ACLK_F16 || dt == ACLK_BF16 || dt == ACLK_F64 ||
-           dt == ACLK_I8 || dt == ACLK_U8;
+           dt == ACLK_I8 || dt == ACLK_U8 || dt == ACLK_F8_E5M2 || dt == ACLK_F8_E4M3;
+}
+
+/* ---------------------------------------------------------------------- float8 ----
+ * oneDNN's conversions (its float8_e5m2_t / float8_e4m3_t): a float32 goes to binary16 first
+ * (round to nearest even), then to f8 (round to nearest even from the binary16 bits).
+ *   e5m2: binary16 without its low 8 bits: overflow gives inf, NaN stays NaN.
+ *   e4m3 (e4m3fn): |h| above 464 (inf and NaN included) gives NaN (S.1111.111): 448 is the
+ *   largest value, (448, 464] rounds to it; |h| <= 2^-10 gives a signed 0.
+ * Widening is exact. */
+static inline uint8_t f16_to_e5m2(uint16_t h)
+{
+    if ((h & 0x7c00) == 0x7c00)  /* inf stays inf; NaN gets the quiet bit */
+        return (uint8_t)((h >> 8) | ((h & 0x03ff) ? 0x02 : 0x00));
+    return (uint8_t)((uint16_t)(h + 0x7f + ((h >> 8) & 1)) >> 8);
+}
+
+static inline uint8_t f16_to_e4m3(uint16_t h)
+{
+    const uint8_t s = (uint8_t)((h & 0x8000) >> 8);
+    const uint32_t a = h & 0x7fff;
+    if (a > 0x5f40)
+        return s | 0x7f;
+    if (a <= 0x1400)
+        return s;
+    const uint32_t e = a >> 10, m = a & 0x3ff;
+    uint32_t q, r, half;
+    if (e >= 9) {  /* a normal e4m3: exponent e - 8, the top 3 of 10 mantissa bits */
+        q = ((e - 8) << 3) | (m >> 7);
+        r = m & 0x7f;
+        half = 0x40;
+    } else {       /* a subnormal e4m3 (units of 2^-9): (1024 + m) * 2^(e - 25) */
+        const uint32_t sh = 16 - e, v = 1024 + m;
+        q = v >> sh;
+        r = v & ((1u << sh) - 1);
+        half = 1u << (sh - 1);
+    }
+    q += (r > half || (r == half && (q & 1))) ? 1 : 0;
+    return s | (uint8_t)q;
+}
+
+static inline float e5m2_to_f32(uint8_t b)
+{
+    return aclk_f16_to_f32((uint16_t)(b << 8));
+}
+
+static inline float e4m3_to_f32(uint8_t b)
+{
+    const uint32_t e = (b >> 3) & 0xf, m = b & 7;
+    float v;
+    if ((b & 0x7f) == 0x7f)
+        v = NAN;
+    else if (e == 0)
+        v = (float)m * 0.001953125f; /* 2^-9 */
+    else {
+        const uint32_t bits = (e + 120) << 23; /* 2^(e - 7) */
+        float p;
+        memcpy(&p, &bits, sizeof p);
+        v = (1.0f + (float)m * 0.125f) * p;
+    }
+    return (b & 0x80) ? -v : v;
+}
+
+static inline uint8_t f32_to_f8(int dt, float f)
+{
+    const uint16_t h = aclk_f32_to_f16(f);
+    return dt == ACLK_F8_E5M2 ? f16_to_e5m2(h) : f16_to_e4m3(h);
+}
+
+static inline float f8_to_f32(int dt, uint8_t b)
+{
+    return dt == ACLK_F8_E5M2 ? e5m2_to_f32(b) : e4m3_to_f32(b);
+}
+
+static inline int is_f8(int dt)
+{
+    return dt == ACLK_F8_E5M2 || dt == ACLK_F8_E4M3;
 }
 
 static int is_binary(int alg)
 {
-    return alg >= EMU_PO_ADD && alg <= EMU_PO_NE;
+    return alg >= EMU_PO_ADD && alg <= EMU_PO_DROPOUT;
 }
 
 static int alg_ok(int alg)
@@ -317,6 +394,12 @@ ACLK_INLINE const float *load_f32(int dt, const void *x, int64_t off, int64_t n,
             buf[k] = (float)s[k];
         return buf;
     }
+    if (is_f8(dt)) {
+        const uint8_t *s = (const uint8_t *)x + off;
+        for (int64_t k = 0; k < n; k++)
+            buf[k] = f8_to_f32(dt, s[k]);
+        return buf;
+    }
     return aclk_load_f32(dt, x, off, n, buf);
 }
 
@@ -341,6 +424,10 @@ ACLK_INLINE void store_f32(int dt, void *y, int64_t off, int64_t n, const float 
         uint8_t *o = (uint8_t *)y + off;
         for (int64_t k = 0; k < n; k++)
             o[k] = (uint8_t)quant_f32(d[k], 0.0f, 255.0f);
+    } else if (is_f8(dt)) {
+        uint8_t *o = (uint8_t *)y + off;
+        for (int64_t k = 0; k < n; k++)
+            o[k] = f32_to_f8(dt, d[k]);
     } else {
         aclk_store_f32(dt, y, off, n, d);
     }
@@ -366,6 +453,11 @@ static const double *load_f64(int dt, const void *x, int64_t off, int64_t n,
     case ACLK_I8:
         for (int64_t k = 0; k < n; k++)
             buf[k] = (double)((const int8_t *)x)[off + k];
+        break;
+    case ACLK_F8_E5M2:
+    case ACLK_F8_E4M3:
+        for (int64_t k = 0; k < n; k++)
+            buf[k] = (double)f8_to_f32(dt, ((const uint8_t *)x)[off + k]);
         break;
     default:
         for (int64_t k = 0; k < n; k++)
@@ -403,6 +495,11 @@ static void store_f64(int dt, void *y, int64_t off, int64_t n, const double *res
     case ACLK_I8:
         for (int64_t k = 0; k < n; k++)
             ((int8_t *)y)[off + k] = (int8_t)quant_f64(d[k], -128.0, 127.0);
+        break;
+    case ACLK_F8_E5M2:
+    case ACLK_F8_E4M3: /* oneDNN stores a float: double -> float -> binary16 -> f8 */
+        for (int64_t k = 0; k < n; k++)
+            ((uint8_t *)y)[off + k] = f32_to_f8(dt, (float)d[k]);
         break;
     default:
         for (int64_t k = 0; k < n; k++)
@@ -452,11 +549,13 @@ ACLK_CLONES static void post_f32(int alg, float al, float be, float *restrict d,
     switch (alg) {
     case EMU_PO_RELU: LOOP(aclk_sel_f32(v > 0.0f, v, al * v));
     case EMU_PO_LINEAR: LOOP(al * v + be);
-    /* oneDNN's clip is (v > alpha ? v : alpha) then the beta side, so NaN gives alpha; clip_v2
-       tests v < alpha first, so NaN stays NaN (the two differ nowhere else forward) */
+    /* oneDNN's formulas: clip is t = (v > alpha ? v : alpha), then (t > beta ? beta : t);
+       clip_v2 the same t, then (t < beta ? t : beta). Both turn NaN into alpha (v > alpha is
+       false); they differ forward only in the sign of a zero at t == beta */
     case EMU_PO_CLIP: LOOP(aclk_sel_f32(aclk_sel_f32(v > al, v, al) > be, be,
                                         aclk_sel_f32(v > al, v, al)));
-    case EMU_PO_CLIP_V2: LOOP(aclk_sel_f32(v < al, al, aclk_sel_f32(v > be, be, v)));
+    case EMU_PO_CLIP_V2: LOOP(aclk_sel_f32(aclk_sel_f32(v > al, v, al) < be,
+                                           aclk_sel_f32(v > al, v, al), be));
     case EMU_PO_TANH: LOOP(tanhf(v));
     case EMU_PO_LOGISTIC: LOOP(1.0f / (1.0f + aclk_exp_f32(-v)));
     case EMU_PO_EXP: LOOP(aclk_exp_f32(v));
@@ -486,6 +585,7 @@ ACLK_CLONES static void post_f32(int alg, float al, float be, float *restrict d,
     case EMU_PO_LT: LOOP2(aclk_sel_f32(v < t, 1.0f, 0.0f));
     case EMU_PO_EQ: LOOP2(aclk_sel_f32(v == t, 1.0f, 0.0f));
     case EMU_PO_NE: LOOP2(aclk_sel_f32(v != t, 1.0f, 0.0f));
+    case EMU_PO_DROPOUT: LOOP2(aclk_sel_f32(t != 0.0f, v * t, 0.0f));
     default: break;
     }
 }
@@ -525,7 +625,7 @@ static void post_f64(int alg, double al, double be, double *restrict d,
     case EMU_PO_RELU: LOOP(v > 0.0 ? v : al * v);
     case EMU_PO_LINEAR: LOOP(al * v + be);
     case EMU_PO_CLIP: LOOP((v > al ? v : al) > be ? be : (v > al ? v : al));
-    case EMU_PO_CLIP_V2: LOOP(v < al ? al : (v > be ? be : v));
+    case EMU_PO_CLIP_V2: LOOP((v > al ? v : al) < be ? (v > al ? v : al) : be);
     case EMU_PO_TANH: LOOP(tanh(v));
     case EMU_PO_LOGISTIC: LOOP(1.0 / (1.0 + exp(-v)));
     case EMU_PO_EXP: LOOP(exp(v));
@@ -556,6 +656,7 @@ static void post_f64(int alg, double al, double be, double *restrict d,
     case EMU_PO_LT: LOOP2(v < t ? 1.0 : 0.0);
     case EMU_PO_EQ: LOOP2(v == t ? 1.0 : 0.0);
     case EMU_PO_NE: LOOP2(v != t ? 1.0 : 0.0);
+    case EMU_PO_DROPOUT: LOOP2(t != 0.0 ? v * t : 0.0);
     default: break;
     }
 }

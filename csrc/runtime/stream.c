@@ -110,7 +110,8 @@ typedef int (*kernel_fn)(const emu_task *t);
 
 static int relaxed_16(const emu_task *t)
 {
-    return t->k.softmax.acc != EMU_ACC_STRICT && (t->dtype == ACLK_F16 || t->dtype == ACLK_BF16);
+    return t->k.softmax.acc != EMU_ACC_STRICT && (t->dtype == ACLK_F16 || t->dtype == ACLK_BF16)
+           && t->k.softmax.axis <= EMU_RELAXED_MAX_AXIS;
 }
 
 static int k_softmax_fwd(const emu_task *t)
