@@ -3,6 +3,12 @@ public acl/aclnn API exactly as a user program would."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -233,3 +239,31 @@ def read_view(storage, shape, strides, offset) -> np.ndarray:
         return storage[offset].copy()
     return storage[view_element_indices(shape, strides, offset)]
 
+
+
+def run_session_script(tmp_path: Path, script: str, *, timeout: float,
+                       env: dict | None = None) -> str:
+    """Run ``script`` as a file in a fresh interpreter (cwd ``tmp_path``, a session of its own,
+    so that a hang kills it and any child it forked) and assert that it exits 0 having printed
+    PASSED; returns its stdout. The scenario tests of test_reliability.py and
+    test_custom_hangs.py run through it."""
+    path = tmp_path / "scenario.py"
+    path.write_text(script)
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.Popen([sys.executable, str(path)], cwd=str(tmp_path), env=full_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the script and any child it forked
+        out, err = proc.communicate()
+        pytest.fail(f"the scenario hung (killed after {timeout} s)\nstdout:\n{out[-3000:]}\n"
+                    f"stderr:\n{err[-3000:]}")
+    what = ("hung (watchdog fired)" if "Timeout (" in err else
+            f"was killed by signal {-proc.returncode}" if proc.returncode < 0 else
+            f"exited with {proc.returncode}")
+    assert proc.returncode == 0 and "PASSED" in out, (
+        f"the scenario {what}\nstdout:\n{out[-3000:]}\nstderr:\n{err[-3000:]}")
+    return out

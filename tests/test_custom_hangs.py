@@ -18,14 +18,11 @@ Values are checked against NumPy (x + y of what the test wrote) and the document
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import run_session_script
 
 NOT_SUPPORTED = 207000  # ACL_ERROR_RT_FEATURE_NOT_SUPPORT (CANN's acl_rt.h / docs/return_codes.md)
 
@@ -79,26 +76,8 @@ def run_script(tmp_path: Path, body: str, *, timeout: float = 120, watchdog: flo
                env: dict | None = None) -> str:
     """Run PRELUDE + body in a fresh interpreter (own session); assert that it exits 0 having
     printed PASSED; return its stdout."""
-    path = tmp_path / "scenario.py"
-    path.write_text(_PRELUDE.format(watchdog=watchdog) + textwrap.dedent(body))
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    proc = subprocess.Popen([sys.executable, str(path)], cwd=str(tmp_path), env=full_env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the script and any child it forked
-        out, err = proc.communicate()
-        pytest.fail(f"the scenario hung (killed after {timeout} s)\nstdout:\n{out[-3000:]}\n"
-                    f"stderr:\n{err[-3000:]}")
-    what = ("hung (watchdog fired)" if "Timeout (" in err else
-            f"was killed by signal {-proc.returncode}" if proc.returncode < 0 else
-            f"exited with {proc.returncode}")
-    assert proc.returncode == 0 and "PASSED" in out, (
-        f"the scenario {what}\nstdout:\n{out[-3000:]}\nstderr:\n{err[-3000:]}")
-    return out
+    script = _PRELUDE.format(watchdog=watchdog) + textwrap.dedent(body)
+    return run_session_script(tmp_path, script, timeout=timeout, env=env)
 
 
 # ------------------------------------------------- every waiting call, from a kernel ------

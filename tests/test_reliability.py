@@ -30,13 +30,11 @@ which is a legal interleaving (the GIL may switch threads there at any time).
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import run_session_script
 
 TESTS_DIR = Path(__file__).resolve().parent
 
@@ -95,26 +93,7 @@ def run_scenario(tmp_path: Path, body: str, *, timeout: float = 90, watchdog: fl
     assert that it exits 0 having printed PASSED; returns its stdout."""
     script = _PRELUDE.format(watchdog=watchdog, tests=str(TESTS_DIR), codes=SPEC_CODES,
                              delay=delay) + textwrap.dedent(body) + "\nfinish()\n"
-    path = tmp_path / "scenario.py"
-    path.write_text(script)
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    proc = subprocess.Popen([sys.executable, str(path)], cwd=str(tmp_path), env=full_env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the script and any child it forked
-        out, err = proc.communicate()
-        pytest.fail(f"the scenario hung (killed after {timeout} s)\nstdout:\n{out[-3000:]}\n"
-                    f"stderr:\n{err[-3000:]}")
-    what = ("hung (watchdog fired)" if "Timeout (" in err else
-            f"was killed by signal {-proc.returncode}" if proc.returncode < 0 else
-            f"exited with {proc.returncode}")
-    assert proc.returncode == 0 and "PASSED" in out, (
-        f"the scenario {what}\nstdout:\n{out[-3000:]}\nstderr:\n{err[-3000:]}")
-    return out
+    return run_session_script(tmp_path, script, timeout=timeout, env=env)
 
 
 # ---------------------------------------------- 1. a handle destroyed while it is in use ----
