@@ -153,8 +153,8 @@ def test_one_device_range_check():
 # modules of its own layer or of layers below it. "" is the package itself (aclnn_py/__init__).
 LAYERS = ["_emu", "_version", "status", "codes", "cint", "dtypes", "enums", "soc", "config",
           "runtime", "tensor", "plan", "views", "executor", "onednn", "ops", "acl", "aclnn",
-          "diagnostics", "functional", "custom", "bench", "toolkit", "samples", "cli", "__main__",
-          "_build", ""]
+          "diagnostics", "functional", "graph", "custom", "bench", "toolkit", "samples", "cli",
+          "__main__", "_build", ""]
 
 
 def _py_graph() -> dict[str, set[str]]:
