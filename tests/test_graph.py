@@ -491,3 +491,20 @@ def test_logical_tensor_queries():
     assert t.get_mem_size() == 2 * 3 * 4 * 2
     assert g.LogicalTensor(4, f32, [-1, 3]).get_mem_size() == 0
     assert g.LogicalTensor(5, f32, [2, 3], strides=[1, 2]).get_strides() == [1, 2]
+
+
+def test_sample_runs_with_the_cli():
+    """samples/graph_softmax_backward.py through ``aclnn-py run``; the sample checks its
+    results against the float64 formulas and says so."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    proc = subprocess.run([sys.executable, "-m", "aclnn_py", "run", "graph_softmax_backward"],
+                          capture_output=True, text=True, timeout=120,
+                          cwd=str(Path(__file__).resolve().parent))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "Number of returned partitions: 2"
+    assert lines[-1] == "Example passed on CPU."
+    assert sum(line.startswith("diff_src[") for line in lines) == 12
