@@ -14,6 +14,7 @@ import enum
 import math
 import queue
 import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -22,6 +23,7 @@ import ml_dtypes
 import numpy as np
 
 from . import functional as F
+from . import runtime as rt
 from .onednn import MAX_POST_OPS
 
 __all__ = ["EngineKind", "DataType", "LayoutType", "Property", "Status", "PartitionPolicy",
@@ -210,18 +212,11 @@ class Stream:
         self.engine = engine
         self._queue: queue.Queue = queue.Queue()
         self._errors: list = []
-        self._worker = threading.Thread(target=self._run, name="graph-stream", daemon=True)
-        self._worker.start()
-
-    def _run(self) -> None:
-        while True:
-            work = self._queue.get()
-            try:
-                work()
-            except BaseException as exc:  # reported at wait()
-                self._errors.append(exc)
-            finally:
-                self._queue.task_done()
+        worker = threading.Thread(target=_stream_worker, args=(self._queue, self._errors),
+                                  name="graph-stream", daemon=True)
+        worker.start()
+        # the worker ends when the stream is collected (after the work queued before)
+        weakref.finalize(self, self._queue.put, None)
 
     def _enqueue(self, work: Callable[[], None]) -> None:
         self._queue.put(work)
@@ -234,6 +229,19 @@ class Stream:
             if isinstance(exc, GraphError):
                 raise exc
             raise GraphError(Status.runtime_error, f"stream: an execution failed: {exc}") from exc
+
+
+def _stream_worker(work_queue: queue.Queue, errors: list) -> None:
+    while True:
+        work = work_queue.get()
+        if work is None:
+            return
+        try:
+            work()
+        except BaseException as exc:  # reported at wait()
+            errors.append(exc)
+        finally:
+            work_queue.task_done()
 
 
 class LogicalTensor:
@@ -697,18 +705,24 @@ def _infer(n: _Node, shapes: dict, given_out: dict) -> None:
 
 class Tensor:
     """``dnnl::graph::tensor(logical_tensor, engine, handle)``: ``data`` is a NumPy array of the
-    logical tensor's shape and dtype (any strides)."""
+    logical tensor's shape and dtype (any strides), or a device address from ``acl.rt.malloc``
+    holding the tensor contiguously (the compiled, strided layout)."""
 
     def __init__(self, lt: LogicalTensor, engine: Engine, data: Any):
         if not isinstance(lt, LogicalTensor):
             _fail(Status.invalid_arguments, "tensor: lt must be a graph.LogicalTensor")
-        if not isinstance(data, np.ndarray):
-            _fail(Status.invalid_arguments, f"tensor {lt._id}: data must be a NumPy array, got "
-                                            f"{type(data).__name__}")
-        if lt._dt in _NP and data.dtype != _NP[lt._dt]:
+        self._addr = 0
+        if isinstance(data, (int, np.integer)) and not isinstance(data, (bool, np.bool_)):
+            self._addr = int(data)
+            if lt._known():
+                _check_device(f"tensor {lt._id}", self._addr, lt.get_mem_size())
+        elif not isinstance(data, np.ndarray):
+            _fail(Status.invalid_arguments, f"tensor {lt._id}: data must be a NumPy array or a "
+                                            f"device address, got {type(data).__name__}")
+        elif lt._dt in _NP and data.dtype != _NP[lt._dt]:
             _fail(Status.invalid_arguments, f"tensor {lt._id}: data is {data.dtype}, the logical "
                                             f"tensor is {lt._dt.name}")
-        if lt._known() and tuple(data.shape) != lt._dims:
+        elif lt._known() and tuple(data.shape) != lt._dims:
             _fail(Status.invalid_arguments, f"tensor {lt._id}: data has shape {data.shape}, the "
                                             f"logical tensor {lt.get_dims()}")
         self._lt = lt
@@ -721,8 +735,21 @@ class Tensor:
     def get_engine(self) -> Engine:
         return self._engine
 
-    def get_data_handle(self) -> np.ndarray:
+    def get_data_handle(self) -> Any:
         return self._data
+
+
+def _check_device(where: str, addr: int, nbytes: int) -> None:
+    if addr <= 0 or rt.range_device(addr, max(nbytes, 1)) < 0:
+        _fail(Status.invalid_arguments, f"{where}: address 0x{addr:x} with {nbytes} bytes is not "
+                                        f"inside one live acl.rt.malloc allocation")
+
+
+@dataclass(frozen=True)
+class _DeviceData:
+    addr: int
+    shape: tuple
+    dtype: np.dtype
 
 
 class CompiledPartition:
@@ -755,7 +782,7 @@ class CompiledPartition:
         src = self._arrays("inputs", inputs, self._ins)
         dst = self._arrays("outputs", outputs, self._outs)
         nodes = self._nodes
-        stream._enqueue(lambda: _run(nodes, src, dst))
+        stream._enqueue(lambda: _run_on_host(nodes, src, dst))
 
     @staticmethod
     def _arrays(what: str, tensors: Sequence, lts: list) -> dict:
@@ -774,12 +801,21 @@ class CompiledPartition:
             if tid not in out:
                 _fail(Status.invalid_arguments, f"execute: {what}: no tensor for logical tensor "
                                                 f"id {tid}")
-            data = out[tid]._data
+            t = out[tid]
+            if t._addr:
+                if t._lt._dims != lt._dims or t._lt._dt != lt._dt:
+                    _fail(Status.invalid_arguments,
+                          f"execute: {what}: tensor {tid} is {t._lt._dt.name}{t._lt.get_dims()}, "
+                          f"the compiled logical tensor is {lt._dt.name}{lt.get_dims()}")
+                _check_device(f"execute: {what}: tensor {tid}", t._addr, lt.get_mem_size())
+                continue
+            data = t._data
             if tuple(data.shape) != lt._dims or data.dtype != _NP[lt._dt]:
                 _fail(Status.invalid_arguments,
                       f"execute: {what}: tensor {tid} is {data.dtype}{list(data.shape)}, the "
                       f"compiled logical tensor is {lt._dt.name}{lt.get_dims()}")
-        return {tid: t._data for tid, t in out.items()}
+        return {tid: (_DeviceData(t._addr, want[tid]._dims, _NP[want[tid]._dt]) if t._addr
+                      else t._data) for tid, t in out.items()}
 
 
 _ELTWISE_POST = {"ReLU": ("relu", 0.0, 0.0), "Sigmoid": ("logistic", 0.0, 0.0),
@@ -802,6 +838,29 @@ def _eltwise_post(n: _Node) -> Any:
         return F.Eltwise(a["mode"])
     assert n.kind == "SoftPlus"
     return F.Eltwise("soft_relu", a["beta"])
+
+
+def _copy(dst: int, src: int, nbytes: int) -> None:
+    if nbytes and rt.raw_memcpy(dst, src, nbytes):
+        _fail(Status.runtime_error, "execute: a device tensor's allocation was freed before the "
+                                    "partition ran")
+
+
+def _run_on_host(nodes: list, src: dict, dst: dict) -> None:
+    """Device tensors are copied into host arrays, the partition runs, outputs copied back."""
+    host_src = {}
+    for tid, d in src.items():
+        if isinstance(d, _DeviceData):
+            a = np.empty(d.shape, d.dtype)
+            _copy(a.ctypes.data, d.addr, a.nbytes)
+            d = a
+        host_src[tid] = d
+    host_dst = {tid: np.empty(d.shape, d.dtype) if isinstance(d, _DeviceData) else d
+                for tid, d in dst.items()}
+    _run(nodes, host_src, host_dst)
+    for tid, d in dst.items():
+        if isinstance(d, _DeviceData):
+            _copy(d.addr, host_dst[tid].ctypes.data, host_dst[tid].nbytes)
 
 
 def _run(nodes: list, src: dict, dst: dict) -> None:

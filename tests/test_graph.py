@@ -508,3 +508,70 @@ def test_sample_runs_with_the_cli():
     assert lines[0] == "Number of returned partitions: 2"
     assert lines[-1] == "Example passed on CPU."
     assert sum(line.startswith("diff_src[") for line in lines) == 12
+
+
+def test_device_addresses_from_acl_rt_malloc(stream, dev):
+    from aclnn_py import acl
+
+    X = rng(12).normal(size=(3, 4)).astype(np.float32)
+    src_ptr = dev.upload(X)
+    dst_ptr = dev.malloc(X.nbytes)
+    x, y = lt(0, [3, 4]), lt(1, [3, 4])
+    graph = g.Graph()
+    graph.add_op(g.Op(0, g.OpKind.SoftMax, [x], [y]).set_attr(g.OpAttr.axis, 0))
+    graph.finalize()
+    (part,) = graph.get_partitions()
+    cp = part.compile([x], [y], ENG)
+    strm = g.Stream(ENG)
+    cp.execute(strm, [g.Tensor(x, ENG, src_ptr)], [g.Tensor(y, ENG, dst_ptr)])
+    strm.wait()
+    np.testing.assert_allclose(dev.download(dst_ptr, (3, 4), np.float32), softmax64(X, 0),
+                               rtol=1e-6)
+    small = dev.malloc(8)
+    with pytest.raises(g.GraphError) as e:
+        g.Tensor(x, ENG, small)              # 48 bytes do not fit in an 8-byte allocation
+    assert e.value.status == g.Status.invalid_arguments and "acl.rt.malloc" in str(e.value)
+    assert acl.rt.free(small) == 0
+    dev.ptrs.remove(small)
+    with pytest.raises(g.GraphError) as e:
+        g.Tensor(lt(2, [2]), ENG, small)     # freed
+    assert e.value.status == g.Status.invalid_arguments
+
+
+def test_failure_during_execution_is_raised_by_wait():
+    x, y = lt(0, [2, 3]), lt(1, [2, 3])
+    graph = g.Graph()
+    graph.add_op(g.Op(0, g.OpKind.SoftMax, [x], [y]))
+    graph.finalize()
+    (part,) = graph.get_partitions()
+    cp = part.compile([x], [y], ENG)
+    strm = g.Stream(ENG)
+    bad_out = np.zeros((2, 3), np.float32)
+    X = np.zeros((2, 3), np.float32)
+    # the output aliases the input through a partial overlap the functional layer refuses
+    shared = np.zeros(7, np.float32)
+    Xo = shared[:6].reshape(2, 3)
+    Yo = shared[1:7].reshape(2, 3)
+    cp.execute(strm, [g.Tensor(x, ENG, Xo)], [g.Tensor(y, ENG, Yo)])
+    with pytest.raises(g.GraphError) as e:
+        strm.wait()
+    assert e.value.status == g.Status.runtime_error
+    cp.execute(strm, [g.Tensor(x, ENG, X)], [g.Tensor(y, ENG, bad_out)])
+    strm.wait()                               # the stream goes on after a failure
+    np.testing.assert_allclose(bad_out, np.full((2, 3), 1 / 3), rtol=1e-6)
+
+
+def test_stream_worker_ends_with_its_stream():
+    import gc
+    import threading
+
+    before = sum(t.name == "graph-stream" for t in threading.enumerate())
+    strm = g.Stream(ENG)
+    assert sum(t.name == "graph-stream" for t in threading.enumerate()) == before + 1
+    del strm
+    gc.collect()
+    for _ in range(200):
+        if sum(t.name == "graph-stream" for t in threading.enumerate()) == before:
+            break
+        threading.Event().wait(0.01)
+    assert sum(t.name == "graph-stream" for t in threading.enumerate()) == before
