@@ -643,6 +643,13 @@ class Partition:
             shapes[g._id] = g._dims
         for n in self._nodes:
             _infer(n, shapes, given_out)
+        for prev, n in zip(self._nodes, self._nodes[1:]):
+            if n.kind in _BINARY_ALG and shapes[n.outputs[0]._id] != shapes[prev.outputs[0]._id]:
+                _fail(Status.invalid_shape,
+                      f"compile: op {n.op._name} ({n.kind}) of the fused partition: its other "
+                      f"operand must broadcast to {list(shapes[prev.outputs[0]._id])} (oneDNN's "
+                      f"binary post-op rule), the result is "
+                      f"{list(shapes[n.outputs[0]._id])}")
         out_lts = []
         for lt in self._outputs:
             g = given_out[lt._id]

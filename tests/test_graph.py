@@ -575,3 +575,20 @@ def test_stream_worker_ends_with_its_stream():
             break
         threading.Event().wait(0.01)
     assert sum(t.name == "graph-stream" for t in threading.enumerate()) == before
+
+
+def test_fused_binary_operand_that_widens_the_result_is_invalid_shape():
+    """Dims unknown in the graph: fused; at compile the other operand turns out wider than the
+    softmax output, which a binary post-op cannot do."""
+    x, s, o, d = lt(0, [-1, -1]), lt(1, [-1, -1]), lt(2, [-1, -1]), lt(3, [-1, -1])
+    graph = g.Graph()
+    graph.add_op(g.Op(0, g.OpKind.SoftMax, [x], [s]))
+    graph.add_op(g.Op(1, g.OpKind.Add, [s, o], [d], "add"))
+    graph.finalize()
+    (part,) = graph.get_partitions()
+    assert part.get_ops() == [0, 1]
+    with pytest.raises(g.GraphError) as e:
+        part.compile([lt(0, [1, 4]), lt(2, [3, 4])], [d], ENG)
+    assert e.value.status == g.Status.invalid_shape and "add" in str(e.value)
+    cp = part.compile([lt(0, [3, 4]), lt(2, [3, 1])], [d], ENG)
+    assert cp.query_logical_tensor(3).get_dims() == [3, 4]
