@@ -592,3 +592,65 @@ def test_fused_binary_operand_that_widens_the_result_is_invalid_shape():
     assert e.value.status == g.Status.invalid_shape and "add" in str(e.value)
     cp = part.compile([lt(0, [3, 4]), lt(2, [3, 1])], [d], ENG)
     assert cp.query_logical_tensor(3).get_dims() == [3, 4]
+
+
+ALONE = [
+    (g.OpKind.ReLU, {}, lambda x: np.maximum(x, 0)),
+    (g.OpKind.Tanh, {}, np.tanh),
+    (g.OpKind.Exp, {}, np.exp),
+    (g.OpKind.Log, {}, np.log),
+    (g.OpKind.Abs, {}, np.abs),
+    (g.OpKind.Sqrt, {}, np.sqrt),
+    (g.OpKind.Square, {}, np.square),
+    (g.OpKind.Clamp, {g.OpAttr.min: -1.0, g.OpAttr.max: 2.0}, lambda x: np.clip(x, -1, 2)),
+    (g.OpKind.GELU, {g.OpAttr.mode: "gelu_tanh"},
+     lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))),
+    (g.OpKind.SoftPlus, {g.OpAttr.beta: 2.0}, lambda x: np.log1p(np.exp(2 * x)) / 2),
+]
+
+
+@pytest.mark.parametrize("kind, attrs, formula", ALONE, ids=[a[0].name for a in ALONE])
+def test_each_eltwise_op_alone(kind, attrs, formula):
+    X = np.linspace(-3, 3, 10).reshape(2, 5).astype(np.float32)
+    if kind in (g.OpKind.Log, g.OpKind.Sqrt):
+        X = np.abs(X) + np.float32(0.5)         # their domain
+    ref = formula(X.astype(np.float64))
+    out = run_single(kind, [lt(0, [2, 5])], [lt(1, [2, 5])], attrs, [X])
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind, fn", [(g.OpKind.Add, np.add), (g.OpKind.Subtract, np.subtract),
+                                      (g.OpKind.Multiply, np.multiply),
+                                      (g.OpKind.Divide, np.divide),
+                                      (g.OpKind.Maximum, np.maximum),
+                                      (g.OpKind.Minimum, np.minimum)])
+def test_each_binary_op_alone_broadcasts(kind, fn):
+    A = rng(20).normal(size=(3, 4)).astype(np.float32)
+    B = rng(21).uniform(0.5, 2, size=(1, 4)).astype(np.float32)
+    out = run_single(kind, [lt(0, [3, 4]), lt(1, [1, 4])], [lt(2, [3, 4])], {}, [A, B])
+    np.testing.assert_allclose(out, fn(A.astype(np.float64), B.astype(np.float64)), rtol=1e-6)
+
+
+def test_quantize_and_typecast_alone():
+    X = np.float32([[-1.0, 0.5 / 64, 1.5 / 64, 2.5 / 64, 3.0, -3.0]])
+    out = run_single(g.OpKind.Quantize, [lt(0, [1, 6])], [lt(1, [1, 6], g.DataType.s8)],
+                     {g.OpAttr.scales: [1 / 64]}, [X], np.int8)
+    assert out.tolist() == [[-64, 0, 2, 2, 127, -128]]      # half to even, saturated
+    Y = np.float32([[1 + 2 ** -8, 1 + 3 * 2 ** -8]])        # halfway between bf16 neighbours
+    out = run_single(g.OpKind.TypeCast, [lt(0, [1, 2])], [lt(1, [1, 2], bf16)], {}, [Y],
+                     ml_dtypes.bfloat16)
+    assert out.astype(np.float64).tolist() == [[1.0, 1 + 2 ** -6]]
+
+
+@pytest.mark.parametrize("dt, tol", [(f16, 2 ** -10), (bf16, 2 ** -7)])
+def test_softmax_backward_half_dtypes(dt, tol):
+    r = rng(30)
+    y = softmax64(r.normal(size=(4, 6)), 1).astype(NP[dt])
+    dy = r.normal(size=(4, 6)).astype(NP[dt])
+    out = run_single(g.OpKind.SoftMaxBackward, [lt(0, [4, 6], dt), lt(1, [4, 6], dt)],
+                     [lt(2, [4, 6], dt)], {}, [dy, y], NP[dt])
+    y64, dy64 = y.astype(np.float64), dy.astype(np.float64)
+    ref = (dy64 - (dy64 * y64).sum(axis=1, keepdims=True)) * y64
+    # within a few units of the dtype's rounding of the largest term of each slice
+    scale = np.abs(dy64 * y64).max(axis=1, keepdims=True) + np.abs(ref)
+    assert (np.abs(out.astype(np.float64) - ref) <= 4 * tol * scale).all()
