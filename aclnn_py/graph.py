@@ -252,18 +252,24 @@ class LogicalTensor:
                  strides: Optional[Sequence[int]] = None,
                  layout: LayoutType = LayoutType.strided,
                  property: Property = Property.undef):
-        self._id = int(id)
         try:
+            self._id = _int_arg(id)
             self._dt = DataType(data_type)
-        except ValueError:
-            _fail(Status.invalid_arguments, f"logical tensor {id}: unknown data type {data_type!r}")
-        self._dims = None if shape is None else tuple(int(d) for d in shape)
+            self._dims = None if shape is None else tuple(_int_arg(d) for d in shape)
+        except (TypeError, ValueError):
+            _fail(Status.invalid_arguments, f"logical tensor {id!r}: id, data type "
+                                            f"{data_type!r} and dims {shape!r} must be an int, a "
+                                            f"graph.DataType and ints")
         if self._dims is not None and any(d < -1 for d in self._dims):
             _fail(Status.invalid_arguments, f"logical tensor {id}: dims {self._dims} "
                                             f"must be >= 0 or -1 (unknown)")
         self._layout = LayoutType(layout)
         if strides is not None:
-            strides = tuple(int(s) for s in strides)
+            try:
+                strides = tuple(_int_arg(s) for s in strides)
+            except (TypeError, ValueError):
+                _fail(Status.invalid_arguments, f"logical tensor {id}: strides {strides!r} must "
+                                                f"be ints")
             if self._dims is None or len(strides) != len(self._dims):
                 _fail(Status.invalid_arguments, f"logical tensor {id}: strides {strides} do not "
                                                 f"match dims {self._dims}")
@@ -312,6 +318,12 @@ class LogicalTensor:
                 f"{self._layout.name})")
 
 
+def _int_arg(value: Any) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(value)
+    return int(value)
+
+
 def _contiguous(dims: Sequence[int]) -> tuple:
     strides, acc = [], 1
     for d in reversed(dims):
@@ -325,7 +337,10 @@ class Op:
 
     def __init__(self, id: int, kind: Any, inputs: Sequence[LogicalTensor] = (),
                  outputs: Sequence[LogicalTensor] = (), name: str = ""):
-        self._id = int(id)
+        try:
+            self._id = _int_arg(id)
+        except TypeError:
+            _fail(Status.invalid_arguments, f"op: id must be an int, got {id!r}")
         if not isinstance(kind, OpKind):
             _fail(Status.invalid_arguments, f"op {id}: kind must be a graph.OpKind, got {kind!r}")
         self._kind = kind
@@ -443,9 +458,12 @@ def _verify(op: Op) -> _Node:
             _fail(Status.invalid_graph_op, f"{who}: qtype per_tensor takes one scale and one "
                                            f"zero point, got {len(attrs['scales'])} and "
                                            f"{len(attrs['zps'])}")
-        if attrs["scales"][0] == 0 or not math.isfinite(1 / attrs["scales"][0]):
+        with np.errstate(all="ignore"):
+            inv = np.float32(1) / np.float32(attrs["scales"][0])
+        if attrs["scales"][0] == 0 or not np.isfinite(inv):
             _fail(Status.invalid_graph_op, f"{who}: scales[0] = {attrs['scales'][0]} must be a "
-                                           f"number other than 0 with a finite reciprocal")
+                                           f"number other than 0 with a finite float32 "
+                                           f"reciprocal")
     else:
         for port, lt in ports:
             if lt._dt not in schema.dtypes:

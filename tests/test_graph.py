@@ -654,3 +654,27 @@ def test_softmax_backward_half_dtypes(dt, tol):
     # within a few units of the dtype's rounding of the largest term of each slice
     scale = np.abs(dy64 * y64).max(axis=1, keepdims=True) + np.abs(ref)
     assert (np.abs(out.astype(np.float64) - ref) <= 4 * tol * scale).all()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: g.LogicalTensor("a", f32, [2]),
+    lambda: g.LogicalTensor(0, 99, [2]),
+    lambda: g.LogicalTensor(0, f32, [2.5]),
+    lambda: g.LogicalTensor(0, f32, [-2]),
+    lambda: g.LogicalTensor(0, f32, [2, 3], strides=[1]),
+    lambda: g.Op(1.5, g.OpKind.SoftMax),
+    lambda: g.Op(1, "SoftMax"),
+    lambda: g.Op(1, g.OpKind.SoftMax).set_attr("axis", 1),
+])
+def test_bad_constructor_arguments_are_invalid_arguments(make):
+    with pytest.raises(g.GraphError) as e:
+        make()
+    assert e.value.status == g.Status.invalid_arguments
+
+
+def test_quantize_scale_without_a_float32_reciprocal_is_invalid_graph_op():
+    op = g.Op(0, g.OpKind.Quantize, [lt(0, [2])], [lt(1, [2], g.DataType.s8)])
+    op.set_attr(g.OpAttr.scales, [1e-39])
+    with pytest.raises(g.GraphError) as e:
+        g.Graph().add_op(op)
+    assert e.value.status == g.Status.invalid_graph_op and "scales" in str(e.value)
