@@ -66,7 +66,8 @@ class EngineKind(enum.IntEnum):
 
 
 class DataType(enum.IntEnum):
-    """``logical_tensor::data_type``."""
+    """``logical_tensor::data_type``, with ``dnnl_data_type_t``'s values (``f64`` is not one of
+    oneDNN Graph's members: no operation here takes it)."""
 
     undef = 0
     f16 = 1
