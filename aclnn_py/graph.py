@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import math
+import os
 import queue
 import threading
 import weakref
@@ -211,6 +212,7 @@ class Stream:
         if not isinstance(engine, Engine):
             _fail(Status.invalid_arguments, "stream: engine must be a graph.Engine")
         self.engine = engine
+        self._pid = os.getpid()
         self._queue: queue.Queue = queue.Queue()
         self._errors: list = []
         worker = threading.Thread(target=_stream_worker, args=(self._queue, self._errors),
@@ -219,10 +221,19 @@ class Stream:
         # the worker ends when the stream is collected (after the work queued before)
         weakref.finalize(self, self._queue.put, None)
 
+    def _check_process(self, what: str) -> None:
+        # a forked child has no copy of the worker thread: waiting there would never return
+        if os.getpid() != self._pid:
+            _fail(Status.invalid_arguments, f"{what}: the stream was created in process "
+                                            f"{self._pid}, its worker does not exist in this "
+                                            f"(forked) process {os.getpid()}")
+
     def _enqueue(self, work: Callable[[], None]) -> None:
+        self._check_process("execute")
         self._queue.put(work)
 
     def wait(self) -> None:
+        self._check_process("stream.wait")
         self._queue.join()
         if self._errors:
             exc = self._errors.pop(0)

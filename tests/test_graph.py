@@ -678,3 +678,25 @@ def test_quantize_scale_without_a_float32_reciprocal_is_invalid_graph_op():
     with pytest.raises(g.GraphError) as e:
         g.Graph().add_op(op)
     assert e.value.status == g.Status.invalid_graph_op and "scales" in str(e.value)
+
+
+def test_a_stream_in_a_forked_child_is_refused_not_hung():
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "from aclnn_py import graph as g\n"
+        "s = g.Stream(g.Engine(g.EngineKind.cpu, 0))\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    try:\n"
+        "        s.wait()\n"
+        "        os._exit(1)\n"
+        "    except g.GraphError as e:\n"
+        "        os._exit(7 if e.status == g.Status.invalid_arguments else 2)\n"
+        "_, st = os.waitpid(pid, 0)\n"
+        "sys.exit(os.WEXITSTATUS(st))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 7, proc.stdout + proc.stderr
