@@ -26,6 +26,15 @@ def lt(i, shape, dt=f32):
     return g.LogicalTensor(i, dt, shape)
 
 
+def softmax_partition(x, y):
+    """The one partition of a graph holding a single SoftMax from ``x`` to ``y``."""
+    graph = g.Graph()
+    graph.add_op(g.Op(0, g.OpKind.SoftMax, [x], [y]))
+    graph.finalize()
+    (part,) = graph.get_partitions()
+    return part
+
+
 def softmax64(x, axis):
     x = np.asarray(x, np.float64)
     e = np.exp(x - x.max(axis=axis, keepdims=True))
@@ -398,10 +407,7 @@ def test_matmul_is_an_unsupported_partition_and_compiling_it_is_unimplemented():
 
 def test_unknown_input_shape_at_compile_is_invalid_shape():
     x, y = lt(0, [-1, 4]), lt(1, [-1, 4])
-    graph = g.Graph()
-    graph.add_op(g.Op(0, g.OpKind.SoftMax, [x], [y]))
-    graph.finalize()
-    (part,) = graph.get_partitions()
+    part = softmax_partition(x, y)
     with pytest.raises(g.GraphError) as e:
         part.compile([x], [y], ENG)
     assert e.value.status == g.Status.invalid_shape
@@ -411,10 +417,7 @@ def test_unknown_input_shape_at_compile_is_invalid_shape():
 
 def test_execute_checks_tensor_ids_and_shapes():
     x, y = lt(0, [2, 3]), lt(1, [2, 3])
-    graph = g.Graph()
-    graph.add_op(g.Op(0, g.OpKind.SoftMax, [x], [y]))
-    graph.finalize()
-    (part,) = graph.get_partitions()
+    part = softmax_partition(x, y)
     cp = part.compile([x], [y], ENG)
     stream = g.Stream(ENG)
     out = g.Tensor(y, ENG, np.empty((2, 3), np.float32))
@@ -433,10 +436,7 @@ def test_tensor_data_may_have_other_strides():
     X = np.asfortranarray(rng(4).normal(size=(3, 5)).astype(np.float32))
     out = np.empty((5, 3), np.float32).T
     x, y = lt(0, [3, 5]), lt(1, [3, 5])
-    graph = g.Graph()
-    graph.add_op(g.Op(0, g.OpKind.SoftMax, [x], [y]))
-    graph.finalize()
-    (part,) = graph.get_partitions()
+    part = softmax_partition(x, y)
     cp = part.compile([x], [y], ENG)
     stream = g.Stream(ENG)
     cp.execute(stream, [g.Tensor(x, ENG, X)], [g.Tensor(y, ENG, out)])
@@ -541,10 +541,7 @@ def test_device_addresses_from_acl_rt_malloc(stream, dev):
 
 def test_failure_during_execution_is_raised_by_wait():
     x, y = lt(0, [2, 3]), lt(1, [2, 3])
-    graph = g.Graph()
-    graph.add_op(g.Op(0, g.OpKind.SoftMax, [x], [y]))
-    graph.finalize()
-    (part,) = graph.get_partitions()
+    part = softmax_partition(x, y)
     cp = part.compile([x], [y], ENG)
     strm = g.Stream(ENG)
     bad_out = np.zeros((2, 3), np.float32)
