@@ -415,7 +415,8 @@ def import_torch(use: bool = True):
     return torch
 
 
-def machine_info(threads: list, torch=None, numpy: bool = True) -> dict:
+def machine_info(threads: list, torch=None, numpy: bool = True,
+                 caches: Sequence = CACHES) -> dict:
     from . import config, runtime
     from ._version import __version__
 
@@ -425,6 +426,7 @@ def machine_info(threads: list, torch=None, numpy: bool = True) -> dict:
         "cpu": cpu_model(),
         "cores": available_cores(),
         "threads": list(threads),
+        "caches": [c for c in CACHES if c in caches],
         "llc_bytes": llc,
         "evict_bytes": 2 * llc if llc else FALLBACK_EVICT_BYTES,
         "soc": config.soc_profile().name,
@@ -879,13 +881,18 @@ def _eps(r: Record) -> str:
 def header_lines(machine: dict) -> list:
     llc = machine.get("llc_bytes")
     llc_text = f"{llc >> 20} MiB" if llc else "unknown"
-    torch = machine.get("torch") or 'not run (pip install "aclnn-py[torch]")'
+    # not "aclnn-py[torch]": pip may take the multi-GB CUDA build for it (docs/performance.md)
+    torch = machine.get("torch") or "not run"
+    # a run without cold rows evicts nothing (older JSON files have no "caches": both)
+    if "cold" in machine.get("caches", CACHES):
+        caches = f"cold = {machine['evict_bytes'] >> 20} MiB written before each timed call"
+    else:
+        caches = "hot caches only (nothing evicted)"
     return [
         f"aclnn-py {machine['aclnn_py']} bench on {machine['cpu']} ({machine['cores']} cores "
         f"available, last-level cache {llc_text}), SoC profile {machine['soc']}",
         f"kernel ISA level: {machine['isa']}; thread counts: "
-        f"{', '.join(str(t) for t in machine['threads'])}; cold = "
-        f"{machine['evict_bytes'] >> 20} MiB written before each timed call",
+        f"{', '.join(str(t) for t in machine['threads'])}; {caches}",
         f"NumPy {machine['numpy'] or 'not run'}; PyTorch "
         f"{torch}; "
         f"Python {machine['python']}",
@@ -941,20 +948,22 @@ def to_json(records: list, machine: dict, failed: Sequence = ()) -> dict:
 
 
 def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
-    """One panel per dtype (int8 rows: their own); per operator, layout and mode (the relaxed
-    ones labelled so), a bar per thread count and cache state: the
-    emulator's time over the floor's (log scale), reference lines at 1.3 and 1.6, PyTorch's time
-    over the floor as markers (a triangle at the top edge when off the scale); a row whose
-    ``cpu`` reached CPU_SLOW (the machine computed slower meanwhile) is a hatched bar."""
+    """One block per operator (two operators side by side): a row per dtype, mode and layout,
+    and in each row a horizontal bar per thread count and cache state. The left panel of a
+    block is the emulator's time over the floor's, with lines at 1 and at the 1.3x and 1.6x
+    targets; the right one (when PyTorch ran) the emulator's time over PyTorch's, with a line
+    at 1 (as fast as PyTorch). Both log scale, lower is better; a ratio beyond the axis is a
+    bar to the edge with its value written there. A row whose ``cpu`` reached CPU_SLOW (the
+    machine computed slower meanwhile) is hatched."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.gridspec import GridSpec
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
     from matplotlib.ticker import FixedLocator, NullLocator
 
-    dtype_order = [d for d in ROW_DTYPES if any(r.dtype == d for r in records)]
     series = sorted({(r.threads, r.cache) for r in records},
                     key=lambda s: (s[0], CACHES.index(s[1])))
     cmap = plt.get_cmap("tab10")
@@ -963,95 +972,121 @@ def plot(records: list, path: str, machine: Optional[dict] = None) -> None:
         base = np.array(matplotlib.colors.to_rgb(cmap(i)))
         colors[(t, "cold")] = tuple(base * 0.8)
         colors[(t, "hot")] = tuple(base + (1 - base) * 0.55)
-    groups: list = []  # (op, layout, mode) in the order of the records
-    for r in records:
-        if (r.op, r.label, r.mode) not in groups:
-            groups.append((r.op, r.label, r.mode))
-    by_key = {(r.dtype, r.op, r.label, r.mode, r.threads, r.cache): r for r in records}
-    bars = [r.ratios["floor"] for r in records if r.ratios["floor"]]
-    lo = min([0.8, *[v / 1.2 for v in bars],
-              *[r.ratios["torch_floor"] / 1.2 for r in records if r.ratios["torch_floor"]]])
-    hi = max([2.0, *[v * 1.5 for v in bars]])
-    torch_top = [r.ratios["torch_floor"] for r in records if r.ratios["torch_floor"]]
-    if torch_top:
-        hi = min(max(hi, max(torch_top) * 1.3), max(hi, 100.0))
-    width_in = min(24.0, max(8.0, 1.2 + len(groups) * (0.16 * len(series) + 0.3)))
-    ncol = max(1, int(width_in // 3.2))  # legend columns: series, PyTorch, 1.3x, 1.6x, slow
-    legend_rows = -(-(len(series) + 3 + any(r.cpu is not None and r.cpu >= CPU_SLOW
-                                             for r in records)) // ncol)
-    fig, axes = plt.subplots(len(dtype_order), 1, squeeze=False,
-                             figsize=(width_in, 3.3 * len(dtype_order) + 0.9 + 0.22 * legend_rows))
-    bar_w = 0.84 / max(1, len(series))
-    for ax, dt in zip(axes[:, 0], dtype_order):
-        for gi, (op, label, mode) in enumerate(groups):
-            for si, s in enumerate(series):
-                r = by_key.get((dt, op, label, mode, *s))
-                if r is None or not r.ratios["floor"]:
-                    continue
-                x = gi - 0.42 + bar_w * (si + 0.5)
-                slow = r.cpu is not None and r.cpu >= CPU_SLOW
-                ax.bar(x, r.ratios["floor"], bar_w * 0.9, color=colors[s],
-                       edgecolor="black" if slow else "none", linewidth=0.3,
-                       hatch="////" if slow else None, zorder=2)
-                t = r.ratios["torch_floor"]
-                if t and t < hi:
-                    ax.plot([x], [t], marker="D", markersize=3.2, color="black",
-                            linestyle="none", zorder=3)
-                elif t:
-                    ax.plot([x], [hi / 1.04], marker="^", markersize=4, color="black",
-                            linestyle="none", zorder=3, clip_on=False)
-                    ax.annotate(f"{t:.0f}", (x, hi / 1.04), xytext=(0, -9),
-                                textcoords="offset points", ha="center", fontsize=5.5)
-        for y, style in ((1.0, "-"), (1.3, "--"), (1.6, ":")):
-            ax.axhline(y, color="0.55" if y == 1.0 else "0.2", linestyle=style, linewidth=0.8,
-                       zorder=1)
-        for y, text in ((1.3, "1.3"), (1.6, "1.6")):
-            ax.annotate(text, (1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0),
-                        textcoords="offset points", va="center", fontsize=7)
-        ax.set_yscale("log")
-        ax.set_ylim(lo, hi)
-        ticks = [t for t in (0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500) if lo <= t <= hi]
-        ax.yaxis.set_major_locator(FixedLocator(ticks))
-        ax.yaxis.set_minor_locator(NullLocator())
-        ax.set_yticklabels([f"{t:g}" for t in ticks], fontsize=8)
-        ax.set_xticks(range(len(groups)))
-        ax.set_xticklabels([label if mode == "strict" else f"{label} {mode}"
-                            for _, label, mode in groups], fontsize=7, rotation=30, ha="right")
-        ax.set_xlim(-0.6, len(groups) - 0.4)
-        start = 0
-        for gi in range(1, len(groups) + 1):  # a block per operator, named above it
-            if gi == len(groups) or groups[gi][0] != groups[start][0]:
-                if gi < len(groups):
-                    ax.axvline(gi - 0.5, color="0.8", linewidth=0.8, zorder=0)
-                ax.text((start + gi - 1) / 2, 1.01, short_name(groups[start][0]),
-                        transform=ax.get_xaxis_transform(), ha="center", va="bottom",
-                        fontsize=8)
-                start = gi
-        ax.set_ylabel(f"{dt}\nemulator time / floor", fontsize=9)
-        ax.spines[["top", "right"]].set_visible(False)
-    handles: list = [Patch(color=colors[s], label=f"{s[0]} thread{'s' if s[0] > 1 else ''}, "
-                                                   f"{s[1]}") for s in series]
-    handles += [Line2D([], [], marker="D", color="black", linestyle="none", markersize=4,
-                       label="PyTorch time / floor (\u25b2: off the scale)"),
-                Line2D([], [], color="0.2", linestyle="--", label="1.3x floor"),
-                Line2D([], [], color="0.2", linestyle=":", label="1.6x floor")]
-    if any(r.cpu is not None and r.cpu >= CPU_SLOW for r in records):
-        handles.append(Patch(facecolor="white", edgecolor="black", hatch="////",
-                             label=f"the machine computed slower (cpu >= {CPU_SLOW})"))
-    # the title and the machine on lines of their own, the legend in as many rows below them as
-    # the width needs (one row beside the title covered it on a small run's narrow figure)
-    lines = ["aclnn-py bench: emulator time / floor, lower is better (log scale)"]
+    ops = list(dict.fromkeys(r.op for r in records))
+    rows: dict = {}  # op -> [(dtype, mode, layout)], by dtype, then mode, then run order
+    for op in ops:
+        keys = list(dict.fromkeys((r.dtype, r.mode, r.label) for r in records if r.op == op))
+        rows[op] = sorted(keys, key=lambda k: (list(ROW_DTYPES).index(k[0]),
+                                               MODES.index(k[1]), keys.index(k)))
+    by_key = {(r.op, r.dtype, r.mode, r.label, r.threads, r.cache): r for r in records}
+    with_torch = any(r.ratios["torch"] for r in records)
+    kinds = [("floor", "emulator time / floor")]
+    if with_torch:
+        kinds.append(("torch", "emulator time / PyTorch"))
+
+    def limits(kind: str, top: float) -> tuple:
+        values = [r.ratios[kind] for r in records if r.ratios[kind]]
+        lo = min([0.8, *[v / 1.15 for v in values]])
+        hi = max([2.0, *[v * 1.15 for v in values]])
+        return max(lo, hi / 1e4), min(hi, top)
+
+    xlims = {"floor": limits("floor", 100.0), "torch": limits("torch", 20.0)}
+    pairs = [ops[i:i + 2] for i in range(0, len(ops), 2)]
+    heights = [max(len(rows[op]) for op in pair) for pair in pairs]
+    row_in = max(0.28, 0.1 + 0.075 * len(series))  # inches per row of bars
+    label_in = 1.9  # the row labels' width
+    panel_in = {"floor": 3.0, "torch": 2.4}
+    block = [panel_in[kind] for kind, _ in kinds]  # an operator's panels, side by side
+    # the grid's columns: the first operator's panels, a spacer for the second one's row
+    # labels, the second operator's panels
+    widths = block if len(ops) == 1 else [*block, label_in, *block]
+    width_in = label_in + sum(widths) + 0.35 + 0.3 * len(widths)
+    slow_any = any(r.cpu is not None and r.cpu >= CPU_SLOW for r in records)
+    legend_items = len(series) + 3 + slow_any + with_torch
+    ncol_legend = max(1, int(width_in // 3.0))
+    legend_rows = -(-legend_items // ncol_legend)
+    lines = ["aclnn-py bench, per operator: emulator time / floor"
+             + (" and / PyTorch" if with_torch else "") + " (log scale, lower is better)"]
     if machine:
         lines.append(f"{machine['cpu']}, {machine['cores']} cores, ISA {machine['isa']}, "
                      f"medians of {machine.get('repeat', '?')}")
-    height_in = fig.get_size_inches()[1]
+    head_in = 0.15 + 0.24 * len(lines) + 0.24 * legend_rows + 0.2
+    body_in = sum(h * row_in + 0.75 for h in heights)
+    height_in = head_in + body_in
+    fig = plt.figure(figsize=(width_in, height_in))
+    grid = GridSpec(len(pairs), len(widths), figure=fig, width_ratios=widths,
+                    height_ratios=[h * row_in + 0.75 for h in heights],
+                    left=label_in / width_in, right=1 - 0.35 / width_in,
+                    top=1 - (head_in + 0.25) / height_in, bottom=0.45 / height_in,
+                    hspace=0.75 / (sum(heights) * row_in / len(pairs) + 0.75),
+                    wspace=0.3 / (sum(widths) / len(widths)))
+    for pi, pair in enumerate(pairs):
+        for oi, op in enumerate(pair):
+            keys = rows[op]
+            first_ax = None
+            for ki, (kind, xlabel) in enumerate(kinds):
+                ax = fig.add_subplot(grid[pi, oi * (len(kinds) + 1) + ki], sharey=first_ax)
+                first_ax = first_ax or ax
+                lo, hi = xlims[kind]
+                for yi, (dt, mode, label) in enumerate(keys):
+                    # the row's bars share its height (a row without every series, such as
+                    # the hot-only small case, gets wider bars rather than gaps)
+                    present = [(s, by_key[(op, dt, mode, label, *s)]) for s in series
+                               if (op, dt, mode, label, *s) in by_key]
+                    bar_h = 0.84 / len(present)
+                    for si, (s, r) in enumerate(present):
+                        v = r.ratios[kind]
+                        if not v:
+                            continue
+                        y = yi - 0.42 + bar_h * (si + 0.5)
+                        slow = r.cpu is not None and r.cpu >= CPU_SLOW
+                        ax.barh(y, min(v, hi) - lo, bar_h * 0.9, left=lo, color=colors[s],
+                                edgecolor="black" if slow else "none", linewidth=0.3,
+                                hatch="////" if slow else None, zorder=2)
+                        if v > hi:
+                            ax.annotate(f"{v:.0f}", (hi, y), xytext=(-2, 0),
+                                        textcoords="offset points", ha="right", va="center",
+                                        fontsize=5.5, zorder=3)
+                marks = ((1.0, "-"), (1.3, "--"), (1.6, ":")) if kind == "floor" else (
+                    (1.0, "-"),)
+                for x, style in marks:
+                    ax.axvline(x, color="0.55" if x == 1.0 else "0.15", linestyle=style,
+                               linewidth=0.8, zorder=3)
+                for yi in range(1, len(keys)):  # a thin rule where the dtype or mode changes
+                    if keys[yi][:2] != keys[yi - 1][:2]:
+                        ax.axhline(yi - 0.5, color="0.75", linewidth=0.6, zorder=1)
+                ax.set_xscale("log")
+                ax.set_xlim(lo, hi)
+                ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
+                         if lo <= t <= hi]
+                ax.xaxis.set_major_locator(FixedLocator(ticks))
+                ax.xaxis.set_minor_locator(NullLocator())
+                ax.set_xticklabels([f"{t:g}" for t in ticks], fontsize=7)
+                ax.set_xlabel(xlabel, fontsize=8)
+                ax.set_ylim(len(keys) - 0.5, -0.5)
+                ax.set_yticks(range(len(keys)))
+                if ki == 0:
+                    ax.set_yticklabels([f"{dt} {label}" if mode == "strict" or mode == dt
+                                        else f"{dt} {mode} {label}"
+                                        for dt, mode, label in keys], fontsize=7)
+                    ax.set_title(short_name(op), fontsize=10, loc="left",
+                                 x=-label_in / panel_in[kind] * 0.95, fontweight="bold")
+                else:
+                    ax.tick_params(axis="y", labelleft=False)
+                ax.tick_params(axis="y", length=0)
+                ax.spines[["top", "right"]].set_visible(False)
+    handles: list = [Patch(color=colors[s], label=f"{s[0]} thread{'s' if s[0] > 1 else ''}, "
+                                                   f"{s[1]}") for s in series]
+    handles += [Line2D([], [], color="0.55", label="1x (floor; PyTorch)"),
+                Line2D([], [], color="0.15", linestyle="--", label="1.3x floor"),
+                Line2D([], [], color="0.15", linestyle=":", label="1.6x floor")]
+    if slow_any:
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="////",
+                             label=f"the machine computed slower (cpu >= {CPU_SLOW})"))
     for i, line in enumerate(lines):
-        fig.text(0.01, 1 - (0.08 + 0.22 * i) / height_in, line, ha="left", va="top",
-                 fontsize=10 if i == 0 else 9)
-    title_in = 0.1 + 0.22 * len(lines)
-    fig.legend(handles=handles, loc="upper left", ncol=ncol, fontsize=8, frameon=False,
-               bbox_to_anchor=(0.005, 1 - title_in / height_in))
-    top = 1 - (title_in + legend_rows * 0.22 + 0.05) / height_in
-    fig.tight_layout(rect=(0, 0, 0.99, top), h_pad=2.0)
+        fig.text(0.01, 1 - (0.12 + 0.24 * i) / height_in, line, ha="left", va="top",
+                 fontsize=11 if i == 0 else 9)
+    fig.legend(handles=handles, loc="upper left", ncol=ncol_legend, fontsize=8, frameon=False,
+               bbox_to_anchor=(0.005, 1 - (0.15 + 0.24 * len(lines)) / height_in))
     fig.savefig(path, dpi=100)
     plt.close(fig)

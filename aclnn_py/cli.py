@@ -817,7 +817,7 @@ def bench(op_names, dtype_names, mode_names, shape, dim, threads_text, cache, re
     finally:
         runner.close()
     bench_mod.mark_cpu(records)
-    machine = bench_mod.machine_info(threads, torch, not no_numpy)
+    machine = bench_mod.machine_info(threads, torch, not no_numpy, caches)
     machine["repeat"] = repeat
     click.echo(bench_mod.format_table(records, machine), file=out)
     for o, d, r in skipped:
@@ -825,9 +825,9 @@ def bench(op_names, dtype_names, mode_names, shape, dim, threads_text, cache, re
     for c, msg in failed:
         click.echo(f"failed {c.title}: {msg}", file=out)
     if torch is None and not no_torch:
-        click.echo('PyTorch is not installed: pip install "aclnn-py[torch]" (the CPU wheel: '
-                   "pip install torch --index-url https://download.pytorch.org/whl/cpu)",
-                   file=out)
+        click.echo("PyTorch is not installed: its CPU wheel is "
+                   "pip install torch --index-url https://download.pytorch.org/whl/cpu "
+                   '(a plain "pip install torch" may take the multi-GB CUDA build)', file=out)
     if json_path is not None:
         text = json.dumps(bench_mod.to_json(records, machine, failed), indent=1)
         if json_path == "-":

@@ -585,8 +585,9 @@ def load(definition, kernels: Mapping[str, Callable]) -> list[CustomOp]:
 
 def unload(name: str) -> None:
     """Remove a loaded operator and its functions from ``aclnn_py.aclnn``. Launches already
-    enqueued still run; executors built before cannot be launched any more (their phase-2
-    function is gone, and one of an operator loaded again refuses them). docs/custom_ops.md"""
+    enqueued still run; an executor built before runs only through a reference to the old
+    phase-2 function kept from before the unload (``aclnn``'s is gone, and the phase 2 of an
+    operator loaded again refuses it: 161002). docs/custom_ops.md"""
     from . import aclnn as _aclnn
 
     with _lock:

@@ -245,15 +245,57 @@ def test_plot_hatches_a_row_the_machine_slowed(tmp_path, monkeypatch):
     import matplotlib.axes
 
     hatches = []
-    real_bar = matplotlib.axes.Axes.bar
-    monkeypatch.setattr(matplotlib.axes.Axes, "bar", lambda self, *a, **k: (
-        hatches.append(k.get("hatch")), real_bar(self, *a, **k))[1])
+    real_barh = matplotlib.axes.Axes.barh
+    monkeypatch.setattr(matplotlib.axes.Axes, "barh", lambda self, *a, **k: (
+        hatches.append(k.get("hatch")), real_barh(self, *a, **k))[1])
     rows = bench.mark_cpu([_record(2, 0.2), _record(2, 0.2), _record(2, 0.5)])
     rows[1].dtype, rows[2].dtype = "float16", "bfloat16"
     bench.plot(rows, str(tmp_path / "p.png"))
-    assert hatches == [None, None, "////"]
+    assert hatches == [None, None, "////"]  # one bar per row (no PyTorch: no second panel)
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
 
+
+
+def test_plot_has_a_block_per_operator_and_no_empty_panel(tmp_path, monkeypatch):
+    """--plot: per operator a panel of time / floor and one of time / PyTorch (when it ran),
+    a row per dtype x mode x layout of that operator only, and a bar in every row of every
+    panel (the old layout, a panel per dtype, left most cells blank)."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.figure
+
+    seen = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig",
+                        lambda self, *a, **k: seen.extend(self.axes))
+    rows = []
+    for op, dtypes in (("aclnnSoftmax", ("float32", "float16")), ("aclnnHardsigmoid",
+                                                                   ("float32",))):
+        for dt in dtypes:
+            for threads in (1, 2):
+                r = _record(threads, None, emulator_ms=1.5)
+                r.op, r.dtype, r.torch_ms = op, dt, 3.0
+                r.__post_init__()
+                rows.append(r)
+    int8 = _record(2, None, emulator_ms=6.0)
+    int8.dtype = int8.mode = "int8"
+    rows.append(int8)
+    bench.plot(rows, str(tmp_path / "p.png"))
+    assert len(seen) == 4  # two operators x (floor, PyTorch)
+    titled = [ax for ax in seen if ax.get_title(loc="left")]
+    assert [ax.get_title(loc="left") for ax in titled] == ["Softmax", "Hardsigmoid"]
+    labels = [[t.get_text() for t in ax.get_yticklabels()] for ax in titled]
+    assert labels == [["float32 4x8/-1", "float16 4x8/-1", "int8 4x8/-1"], ["float32 4x8/-1"]]
+    # per panel: {row: the ends of its bars} (a bar runs from the axis' left edge to its value)
+    bars = [{} for _ in seen]
+    for i, ax in enumerate(seen):
+        for p in ax.patches:
+            bars[i].setdefault(round(p.get_y() + p.get_height() / 2), set()).add(
+                round(p.get_x() + p.get_width(), 6))
+    softmax_floor, softmax_torch, hs_floor, hs_torch = bars
+    assert softmax_floor == {0: {1.5}, 1: {1.5}, 2: {6.0}}  # emulator 1.5 / floor 1, int8 6
+    assert softmax_torch == {0: {0.5}, 1: {0.5}}  # emulator 1.5 / PyTorch 3; int8: no PyTorch
+    assert hs_floor == {0: {1.5}} and hs_torch == {0: {0.5}}
+    assert [ax.get_xlabel() for ax in seen] == ["emulator time / floor",
+                                                "emulator time / PyTorch"] * 2
 
 def test_torch_column():
     pytest.importorskip("torch")
@@ -271,8 +313,13 @@ def test_without_torch_the_column_is_empty_and_the_hint_printed(monkeypatch):
     result = invoke("--op", "hardsigmoid", "--dtype", "float32", *SMALL, "--threads", "1",
                     "--cache", "hot", "--no-numpy")
     assert result.exit_code == 0, result.output
-    assert 'pip install "aclnn-py[torch]"' in result.stdout
-    assert "download.pytorch.org/whl/cpu" in result.stdout
+    # the CPU wheel only: "aclnn-py[torch]" may pull the CUDA build (docs/performance.md)
+    assert "aclnn-py[torch]" not in result.stdout
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in result.stdout
+    # a hot-only run evicts nothing, and its header says so
+    assert "MiB written before each timed call" not in result.stdout
+    assert "hot caches only (nothing evicted)" in result.stdout
+    assert "PyTorch not run;" in result.stdout
     row = next(line for line in result.stdout.splitlines() if line.startswith("Hardsigmoid "))
     assert row.split()[11:13] == ["-", "-"]  # torch ms, x torch
 

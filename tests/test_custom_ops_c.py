@@ -99,6 +99,89 @@ def test_cann_host_program_prints_test_pass(package, toolkit, tmp_path):
     assert proc.stdout.splitlines()[0] == "result[0] is: 3.000000"
 
 
+
+TWO_PACKAGES_PROGRAM = r"""
+#include <cstdio>
+#include <vector>
+#include "acl/acl.h"
+#include "aclnn_add_custom.h"
+#include "aclnn_sub_custom.h"
+
+int main() {
+    aclInit(nullptr);
+    aclrtSetDevice(0);
+    aclrtStream stream;
+    aclrtCreateStream(&stream);
+    int64_t shape[] = {4};
+    std::vector<float> host[3] = {{1, 2, 3, 4}, {10, 20, 30, 40}, {0, 0, 0, 0}};
+    void *dev[3];
+    aclTensor *t[3];
+    for (int i = 0; i < 3; i++) {
+        aclrtMalloc(&dev[i], 16, ACL_MEM_MALLOC_HUGE_FIRST);
+        aclrtMemcpy(dev[i], 16, host[i].data(), 16, ACL_MEMCPY_HOST_TO_DEVICE);
+        t[i] = aclCreateTensor(shape, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, shape, 1, dev[i]);
+    }
+    for (int op = 0; op < 2; op++) {
+        uint64_t ws = 0;
+        aclOpExecutor *ex = nullptr;
+        int r = op == 0 ? aclnnAddCustomGetWorkspaceSize(t[0], t[1], t[2], &ws, &ex)
+                        : aclnnSubCustomGetWorkspaceSize(t[0], t[1], t[2], &ws, &ex);
+        if (r == 0) r = op == 0 ? aclnnAddCustom(nullptr, ws, ex, stream)
+                                : aclnnSubCustom(nullptr, ws, ex, stream);
+        if (r == 0) r = aclrtSynchronizeStream(stream);
+        if (r != 0) { printf("op %d: %d %s\n", op, r, aclGetRecentErrMsg()); return 1; }
+        aclrtMemcpy(host[2].data(), 16, dev[2], 16, ACL_MEMCPY_DEVICE_TO_HOST);
+        printf("%s", op == 0 ? "add" : "sub");
+        for (float v : host[2]) printf(" %g", v);
+        printf("\n");
+    }
+    aclrtResetDevice(0);
+    aclFinalize();
+    return 0;
+}
+"""
+
+
+def test_two_packages_in_one_program(xdg, toolkit, tmp_path):
+    """docs/custom_ops.md: each package's libcust_opapi.so has the SONAME
+    libcust_opapi_<vendor>.so (a link of that name beside it), so a program linked against two
+    packages, by those names or by the libraries' paths, records and loads both and runs each
+    package's operators; -lcust_opapi twice names the first package's library twice."""
+    sub = json.loads((SAMPLE / "add_custom.json").read_text())
+    sub[0]["op"] = "SubCustom"
+    (tmp_path / "sub_custom.json").write_text(json.dumps(sub))
+    (tmp_path / "sub_custom.py").write_text(
+        "import numpy as np\n\ndef sub_custom(x, y, z):\n    np.subtract(x, y, out=z)\n")
+    vendors = {}
+    for vendor, definition, kernels in (
+            ("alpha", SAMPLE / "add_custom.json", SAMPLE / "add_custom.py"),
+            ("beta", tmp_path / "sub_custom.json", tmp_path / "sub_custom.py")):
+        proc = cli("opgen", definition, "--kernels", kernels, "-o", tmp_path / "out",
+                   "--vendor", vendor, env={"XDG_CACHE_HOME": str(xdg)})
+        assert proc.returncode == 0, proc.stderr
+        vendors[vendor] = Path(proc.stdout.strip())
+        lib = vendors[vendor] / "op_api" / "lib"
+        assert os.readlink(lib / f"libcust_opapi_{vendor}.so") == "libcust_opapi.so"
+        readelf = shutil.which("readelf")
+        if readelf:
+            dyn = subprocess.run([readelf, "-d", str(lib / "libcust_opapi.so")],
+                                 capture_output=True, text=True).stdout
+            assert f"Library soname: [libcust_opapi_{vendor}.so]" in dyn, dyn
+    (tmp_path / "main.cpp").write_text(TWO_PACKAGES_PROGRAM)
+    a, b = vendors["alpha"], vendors["beta"]
+    head = (f'export ASCEND_CUSTOM_OPP_PATH="{a}:{b}"; source "{toolkit}/set_env.sh"; '
+            f"g++ main.cpp -I$ASCEND_HOME_PATH/include -I{a}/op_api/include "
+            f"-I{b}/op_api/include -L$ASCEND_HOME_PATH/lib64 -lascendcl ")
+    expected = ["add 11 22 33 44", "sub -9 -18 -27 -36"]
+    for link in (f"-L{a}/op_api/lib -L{b}/op_api/lib -lcust_opapi_alpha -lcust_opapi_beta",
+                 f"{a}/op_api/lib/libcust_opapi.so {b}/op_api/lib/libcust_opapi.so"):
+        proc = shell(head + link + " -o main && ./main", {}, tmp_path)
+        assert proc.returncode == 0, link + "\n" + proc.stdout + proc.stderr
+        assert proc.stdout.splitlines() == expected, link
+    proc = shell(head + f"-L{a}/op_api/lib -L{b}/op_api/lib -lcust_opapi -lcust_opapi -o main2",
+                 {}, tmp_path)
+    assert proc.returncode != 0 and "aclnnSubCustom" in proc.stderr, proc.stderr
+
 def test_vendor_set_env_bash(package, toolkit, tmp_path):
     """CANN's vendors/<vendor>/bin/set_env.bash: the package's variables for a shell."""
     proc = shell(f'source "{package}/bin/set_env.bash"; echo "$ASCEND_CUSTOM_OPP_PATH"; '

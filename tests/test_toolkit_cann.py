@@ -249,6 +249,53 @@ def test_moved_environment_names_the_rebuild_command(tmp_path):
     assert '"aclnn-py toolkit --rebuild"' in proc.stderr and "(no longer there)" in proc.stderr
 
 
+
+MOVED_PROGRAM = r"""
+#include <stdio.h>
+#include "acl/acl.h"
+
+int main(void) {
+    printf("aclInit %d\n", (int)aclInit(NULL));
+    printf("aclrtSetDevice %d\n", (int)aclrtSetDevice(0));
+    return 0;
+}
+"""
+
+
+def test_a_program_whose_environment_moved_is_told_to_rebuild(tmp_path):
+    """docs/c_api.md: a toolkit built from an environment that then moved (here the aclnn_py it
+    was built from, copied into a directory that is then renamed, as a moved venv takes its
+    site-packages along) makes a C program print the cause and ``aclnn-py toolkit --rebuild``,
+    and every call fail with 500000, instead of cffi's report alone or a crash."""
+    import aclnn_py
+
+    env_dir = tmp_path / "env"
+    shutil.copytree(Path(aclnn_py.__file__).parent, env_dir / "aclnn_py",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import aclnn_py.toolkit as t; "
+            "print(t.ensure_toolkit())")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    built = run([sys.executable, "-c", code, env_dir], env, tmp_path, timeout=600)
+    assert built.returncode == 0, built.stderr
+    toolkit = Path(built.stdout.strip().splitlines()[-1])
+    assert toolkit.is_relative_to(tmp_path / "xdg")
+    (tmp_path / "moved.c").write_text(MOVED_PROGRAM)
+    cc = run([CC, "moved.c", f"-I{toolkit / 'include'}", f"-L{toolkit / 'lib64'}", "-lascendcl",
+              f"-Wl,-rpath,{toolkit / 'lib64'}", "-o", "moved"], env, tmp_path)
+    assert cc.returncode == 0, cc.stderr
+    env_dir.rename(tmp_path / "elsewhere")
+    proc = run([tmp_path / "moved"], bare_env(toolkit, tmp_path), tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["aclInit", "500000", "aclrtSetDevice", "500000"]
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("aclnn-py toolkit: the emulator cannot start in this process")
+    assert str(env_dir / "aclnn_py") in lines[0]
+    assert '"aclnn-py toolkit --rebuild"' in lines[1]
+    # the library's own last word names the remedy too (it is all that is left when cffi's
+    # start-up fails before the package's code runs, e.g. without _cffi_backend)
+    last = [s for s in lines if s.startswith("aclnn-py: the emulator did not start")]
+    assert len(last) == 1 and "`aclnn-py toolkit --rebuild`" in last[0], proc.stderr
+
 # ------------------------------------------------- built-in headers, generated ----------
 
 # CANN's prototypes of the built-in operators (CANN's aclnn API reference, each operator's page)

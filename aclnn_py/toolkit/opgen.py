@@ -5,6 +5,7 @@ Python module of NumPy kernels it writes (laid out as CANN's packages)::
 
     DIR/vendors/<vendor>/op_api/include/aclnn_<op_snake>.h   CANN's generated two-phase API
     DIR/vendors/<vendor>/op_api/lib/libcust_opapi.so         the two phases of every operator
+    DIR/vendors/<vendor>/op_api/lib/libcust_opapi_<vendor>.so   a link to it, its SONAME
     DIR/vendors/<vendor>/op_impl/aclnn_py/ops.json            the definitions
     DIR/vendors/<vendor>/op_impl/aclnn_py/kernels.py          the kernels (a copy of MODULE)
     DIR/vendors/<vendor>/bin/set_env.bash                     the package's variables
@@ -284,14 +285,18 @@ def generate(definitions: Sequence, kernels: os.PathLike | str, out: os.PathLike
         shutil.copy(kernels, impl / "kernels.py")
         src = tmp / "libcust_opapi.cpp"
         src.write_text(library_source(descs))
+        # the SONAME names the vendor, so that a program linked against two packages records
+        # (and loads) both; the link of that name beside the library is what the loader finds
         cmd = [*compiler(), "-shared", "-fPIC", "-O1", "-std=c++11", "-w", str(src),
                f"-I{toolkit / 'include'}", f"-I{inc}", f"-L{toolkit / 'lib64'}", "-lascendcl",
-               f"-Wl,-rpath,{':'.join(rpaths)}", "-ldl", "-o", str(lib / LIBRARY)]
+               f"-Wl,-rpath,{':'.join(rpaths)}", f"-Wl,-soname,{soname(vendor)}", "-ldl",
+               "-o", str(lib / LIBRARY)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode:
             raise ToolkitError(f"compiling {LIBRARY} failed ({shlex.join(cmd)}):\n"
                                f"{proc.stdout}{proc.stderr}")
         src.unlink()
+        (lib / soname(vendor)).symlink_to(LIBRARY)
         (tmp / "bin" / "set_env.bash").write_text(set_env(root))
         for folder in (tmp, *tmp.rglob("*")):  # mkdtemp's 0700 would hide it from other users
             if folder.is_dir() and not folder.is_symlink():
@@ -310,6 +315,13 @@ def generate(definitions: Sequence, kernels: os.PathLike | str, out: os.PathLike
 
 
 _VENDOR = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+def soname(vendor: str) -> str:
+    """The SONAME of a package's ``libcust_opapi.so`` (and the name of a link to it beside it):
+    ``libcust_opapi_<vendor>.so``. With one SONAME for every package, a program linked against
+    two would record one name and load one library."""
+    return f"libcust_opapi_{vendor}.so"
 
 
 def check_vendor(vendor: str) -> None:

@@ -186,7 +186,10 @@ static void emb_start(void)
     if (py_ping() != EMB_PING_OK) {
         fprintf(stderr,
                 "aclnn-py: the emulator did not start in the embedded interpreter %s (see the "
-                "Python error above); every call returns an error\n",
+                "Python error above); every call returns an error. If the environment aclnn-py "
+                "was installed in moved or changed, run `aclnn-py toolkit --rebuild` with the "
+                "Python you use now and rebuild the program against the toolkit it prints "
+                "(docs/c_api.md)\n",
                 EMB_PROGRAM);
         emb_state = EMB_FAILED;
         return;
