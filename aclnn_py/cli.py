@@ -786,6 +786,10 @@ def bench(op_names, dtype_names, mode_names, shape, dim, threads_text, cache, re
         if not parent.is_dir():
             raise click.BadParameter(f"{json_path!r}: no directory {str(parent)!r}",
                                      param_hint="'--json'")
+        if not os.access(parent, os.W_OK | os.X_OK) or Path(json_path).is_dir():
+            raise click.BadParameter(f"{json_path!r}: cannot be written by this user (a "
+                                     "directory, or in a read-only one); give a file you can "
+                                     "write", param_hint="'--json'")
     if plot_path is not None:
         _require_matplotlib()
         if Path(plot_path).suffix.lower() not in (".png", ".svg", ".pdf"):
@@ -794,6 +798,9 @@ def bench(op_names, dtype_names, mode_names, shape, dim, threads_text, cache, re
         if not Path(plot_path).resolve().parent.is_dir():
             raise click.BadParameter(f"{plot_path!r}: its directory does not exist",
                                      param_hint="'--plot'")
+        if not os.access(Path(plot_path).resolve().parent, os.W_OK | os.X_OK):
+            raise click.BadParameter(f"{plot_path!r}: its directory is not writable by this "
+                                     "user; give a file you can write", param_hint="'--plot'")
     try:
         config.soc_profile()
     except config.ConfigError as exc:

@@ -238,3 +238,14 @@ def test_explain_names_the_parameter(args, param, value):
     result = invoke("explain", *args)
     assert result.exit_code == 2, result.output
     assert f"Invalid value for {param}: {value}" in result.output, result.output
+
+
+# -------------------------------------------------------------------------------- bench ----
+
+
+def test_bench_json_to_a_directory_is_refused_before_the_run(tmp_path):
+    """It used to run the whole benchmark, then fail writing (IsADirectoryError traceback)."""
+    result = invoke("bench", "--op", "softmax", "--json", tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "'--json'" in result.output and str(tmp_path) in result.output
+    assert "benchmarking" not in result.output
