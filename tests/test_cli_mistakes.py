@@ -64,8 +64,9 @@ def project(tmp_path: Path) -> Path:
 
 BAD_KERNELS = {
     # name: (source, words the message must hold besides the file and the line)
-    "syntax": ("import numpy as np\n\ndef add_custom(x, y, z:\n    np.add(x, y, out=z)\n",
-               ["line 3", "SyntaxError", "does not compile", "fix it"]),
+    # (errors whose line every supported Python reports alike)
+    "syntax": ("import numpy as np\n\ndef add_custom(x, y, z):\n    z[...] = x + * y\n",
+               ["line 4", "SyntaxError", "does not compile", "fix it"]),
     "indentation": ("def add_custom(x, y, z):\nnp.add(x, y, out=z)\n",
                     ["line 2", "IndentationError", "fix it"]),
     "import": ("import numpy as np\nimport no_such_module_for_aclnn_py\n",
@@ -92,11 +93,11 @@ def test_opgen_kernels_module_that_fails_to_import(project, case):
 def test_opgen_kernels_syntax_error_from_the_shell(project):
     """The same as a user runs it: one line on stderr, exit 1, no traceback."""
     bad = project / "kernels.py"
-    bad.write_text("def add_custom(x, y, z:\n    pass\n")
+    bad.write_text("def add_custom(x, y, z):\n    return = 1\n")
     proc = cli("opgen", project / "add_custom.json", "--kernels", bad, "-o", project / "out")
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
-    assert f"{bad}, line 1: SyntaxError" in proc.stderr and proc.stdout == ""
+    assert f"{bad}, line 2: SyntaxError" in proc.stderr and proc.stdout == ""
 
 
 def test_opgen_kernels_not_python(project):
