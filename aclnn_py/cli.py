@@ -234,12 +234,13 @@ def matrix_cell(op, profile, dtype: int) -> str:
     return "yes" if profile.supports(op.name) else "no kernel"
 
 
-def _acl_dtype(name: str) -> int:
+def _acl_dtype(name: str, option: str = "--dtype") -> int:
     from .dtypes import aclDataType
 
     key = name.strip().lower()
     if key not in DTYPE_NAMES:
-        raise click.BadParameter(f"{name!r}: expected one of {', '.join(sorted(DTYPE_NAMES))}")
+        raise click.BadParameter(f"{name!r} is not a dtype; expected one of "
+                                 f"{', '.join(sorted(DTYPE_NAMES))}", param_hint=f"'{option}'")
     return int(aclDataType[DTYPE_NAMES[key]])
 
 
@@ -250,7 +251,9 @@ def _op(name: str):
     for op_name, op in REGISTRY.items():
         if key in (op_name.lower(), op_name[len("aclnn"):].lower()):
             return op
-    raise click.BadParameter(f"{name!r}: known operators: {', '.join(REGISTRY)}")
+    raise click.BadParameter(f"{name!r} is not an operator; known operators (with or without "
+                             f"the aclnn prefix, any case, '_' ignored): {', '.join(REGISTRY)}",
+                             param_hint="'OP'")
 
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -394,7 +397,7 @@ def explain(op, shape, dtype, out_dtype, dim, strides, out_strides, soc, as_json
     opdef = _op(op)
     dims = _ints(shape, "--shape", minimum=0)
     in_dt = _acl_dtype(dtype)
-    out_dt = None if out_dtype is None else _acl_dtype(out_dtype)
+    out_dt = None if out_dtype is None else _acl_dtype(out_dtype, "--out-dtype")
     if dim is not None and not INT64_MIN <= dim <= INT64_MAX:
         raise click.BadParameter(f"{dim} does not fit int64_t", param_hint="'--dim'")
     if dim is not None and "dim" not in opdef.params:
@@ -442,20 +445,41 @@ def explain(op, shape, dtype, out_dtype, dim, strides, out_strides, soc, as_json
             click.echo(f"  [{offset:>8}, {offset + size:>8})  {what}")
 
 
+def code_names() -> dict[str, int]:
+    """CANN's C name of every status code (aclnnStatus, aclError: ACLNN_ERR_PARAM_INVALID,
+    ACL_ERROR_RT_PARAM_INVALID, ...) -> its value."""
+    from .status import aclError, aclnnStatus
+
+    return {name: int(member) for enum_cls in (aclnnStatus, aclError)
+            for name, member in enum_cls.__members__.items()}
+
+
 class _StatusCode(click.ParamType):
     """A status code as the user has it: decimal (161002), hexadecimal (0x2753a), octal (0o...)
-    or binary (0b...), as C and Python write integers."""
+    or binary (0b...), as C and Python write integers, or CANN's C name
+    (ACLNN_ERR_PARAM_INVALID, in any case)."""
 
-    name = "integer"
+    name = "code"
 
     def convert(self, value, param, ctx):
         if isinstance(value, int):
             return value
+        text = str(value).strip()
         try:
-            return int(str(value).strip().replace("_", ""), 0)
+            return int(text.replace("_", ""), 0)
         except ValueError:
-            self.fail(f"{value!r} is not an integer (decimal such as 161002, or hexadecimal "
-                      "such as 0x2753a)", param, ctx)
+            pass
+        names = code_names()
+        if text.upper() in names:
+            return names[text.upper()]
+        import difflib
+
+        close = difflib.get_close_matches(text.upper(), list(names), n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        self.fail(f"{value!r} is neither an integer (decimal such as 161002, or hexadecimal "
+                  "such as 0x2753a) nor a CANN status code name (such as "
+                  f"ACLNN_ERR_PARAM_INVALID; 'aclnn-py codes' lists them all){hint}",
+                  param, ctx)
 
 
 @main.command()
@@ -465,7 +489,9 @@ class _StatusCode(click.ParamType):
                    "emulator_meaning, triggers (docs/return_codes.md).")
 def codes(code, as_json) -> None:
     """What a status CODE means in CANN, and whether and when the emulator returns it (every
-    code of CANN's aclnnStatus and aclError tables without an argument)."""
+    code of CANN's aclnnStatus and aclError tables without an argument).
+
+    CODE is a number (161002, 0x2753a) or CANN's C name (ACLNN_ERR_PARAM_INVALID)."""
     from .codes import CANN, describe, info
 
     if code is not None:
@@ -760,6 +786,10 @@ def bench(op_names, dtype_names, mode_names, shape, dim, threads_text, cache, re
         if not parent.is_dir():
             raise click.BadParameter(f"{json_path!r}: no directory {str(parent)!r}",
                                      param_hint="'--json'")
+        if not os.access(parent, os.W_OK | os.X_OK) or Path(json_path).is_dir():
+            raise click.BadParameter(f"{json_path!r}: cannot be written by this user (a "
+                                     "directory, or in a read-only one); give a file you can "
+                                     "write", param_hint="'--json'")
     if plot_path is not None:
         _require_matplotlib()
         if Path(plot_path).suffix.lower() not in (".png", ".svg", ".pdf"):
@@ -768,6 +798,9 @@ def bench(op_names, dtype_names, mode_names, shape, dim, threads_text, cache, re
         if not Path(plot_path).resolve().parent.is_dir():
             raise click.BadParameter(f"{plot_path!r}: its directory does not exist",
                                      param_hint="'--plot'")
+        if not os.access(Path(plot_path).resolve().parent, os.W_OK | os.X_OK):
+            raise click.BadParameter(f"{plot_path!r}: its directory is not writable by this "
+                                     "user; give a file you can write", param_hint="'--plot'")
     try:
         config.soc_profile()
     except config.ConfigError as exc:

@@ -986,10 +986,37 @@ def _kernel_source(path: Union[str, os.PathLike]):
     path = Path(path)
     spec = importlib.util.spec_from_file_location(f"aclnn_custom_kernels_{path.stem}", path)
     if spec is None or spec.loader is None:
-        raise CustomOpError(f"{path}: cannot import kernels from it")
+        raise CustomOpError(f"{path}: cannot import kernels from it: a kernels module is a "
+                            "Python source file (*.py)")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:  # the module's own fault: no traceback of ours
+        raise CustomOpError(_import_failure(path, exc)) from None
     return module
+
+
+def _import_failure(path: Path, exc: BaseException) -> str:
+    """Why importing kernels module ``path`` failed, as one message: where (the module's line
+    that raised, or the syntax error's), what, and the fix."""
+    import traceback
+
+    if isinstance(exc, SyntaxError):  # IndentationError and TabError too
+        where = f"{path}, line {exc.lineno}" if exc.lineno else str(path)
+        return (f"{where}: {type(exc).__name__}: {exc.msg}: the kernels module does not "
+                f"compile; fix it (python -m py_compile {path} shows the same error)")
+    if isinstance(exc, SystemExit):
+        what = f"SystemExit({exc.code!r})"
+    else:
+        what = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    target = os.path.realpath(path)
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__)
+             if os.path.realpath(f.filename) == target]
+    where = f"{path}, line {lines[-1]}" if lines else str(path)
+    fix = ("install the missing module or fix the import"
+           if isinstance(exc, ImportError) else "fix the module")
+    return (f"{where}: importing the kernels module raised {what}; {fix} (python {path} "
+            "shows the whole traceback)")
 
 
 def kernels_from_module(module, descs: Sequence[OpDesc]) -> dict:

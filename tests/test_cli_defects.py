@@ -121,7 +121,7 @@ def test_codes_accepts_hexadecimal():
     assert unknown.returncode == 2
     assert "161082 (0x2753a) is not a CANN status code" in unknown.stderr
     junk = cli("codes", "0xzz")
-    assert junk.returncode == 2 and "'0xzz' is not an integer" in junk.stderr
+    assert junk.returncode == 2 and "'0xzz' is neither an integer" in junk.stderr
 
 
 # ------------------------------------------------------------------------- bench plot ------

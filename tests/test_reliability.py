@@ -24,7 +24,9 @@ watchdog, started with cwd=tmp_path so that it imports the installed package, no
 The races are made near-certain rather than left to the scheduler: the thread that must lose the
 race runs under a profile hook that sleeps a little before each call into the C core that takes a
 stream or event handle, i.e. after the Python layer has looked the handle up and before C uses it,
-which is a legal interleaving (the GIL may switch threads there at any time).
+which is a legal interleaving (the GIL may switch threads there at any time). Scenario 3 is
+ordered outright, with no timing: a custom operator's kernel holds the event's record back until
+the test opens it, and the waiter is seen blocked in C (or held just before it) at the destroy.
 """
 
 from __future__ import annotations
@@ -307,83 +309,129 @@ def test_synchronize_device_while_functional_threads_exit(tmp_path):
 # ---------------------------------- 3. destroy_event while synchronize_event waits on it ----
 
 _EVENT_RACE = """
-ITERS, LATE_ITERS, BIG = {iters}, {late_iters}, {big}
+from aclnn_py import custom
+
+ITERS, LATE_ITERS, N, WAIT = {iters}, {late_iters}, 4096, 20.0
+# a custom operator whose kernel (run by the stream's worker) returns only when the test opens
+# the gate: the event's record, queued behind it, is pending for as long as the test needs
+GATE = {{"op": "GateCustom",
+        "input_desc": [{{"name": "x", "param_type": "required", "type": ["float"]}}],
+        "output_desc": [{{"name": "z", "param_type": "required", "type": ["float"]}}]}}
+gate_open = threading.Event()
+
+
+def gate_custom(x, z):
+    if not gate_open.wait(WAIT):
+        raise RuntimeError("the test never opened the gate")
+    z[...] = x
+
+
+custom.load([GATE], {{"GateCustom": gate_custom}})
 assert acl.rt.set_device(0) == 0
 s, ret = acl.rt.create_stream()
 assert ret == 0
-big, ret = acl.rt.malloc(BIG, 0)
+buf, ret = acl.rt.malloc(N, 0)
 assert ret == 0
-pending_at_destroy = 0
+gx, ret = acl.rt.malloc(16, 0)
+assert ret == 0
+gz, ret = acl.rt.malloc(16, 0)
+assert ret == 0
 
 
-looked_up = threading.Event()
+def close_gate_on(stream):
+    gate_open.clear()
+    tx, tz = (aclnn.aclCreateTensor([4], 0, None, 0, 2, [4], p) for p in (gx, gz))
+    ws, ex, ret = aclnn.aclnnGateCustomGetWorkspaceSize(tx, tz)
+    assert ret == 0, ret
+    assert aclnn.aclnnGateCustom(0, ws, ex, stream) == 0
 
 
-def entering_late(frame, event, arg):
-    # the waiter has looked the event up; it reaches the C call only after this sleep
-    if event == "c_call" and getattr(arg, "__name__", "").startswith("emu_event"):
-        looked_up.set()
-        time.sleep(0.1)
+def in_c(t):
+    # whether waiter thread t is blocked inside emu_event_synchronize: its Python stack ends in
+    # synchronize_event (the probe has returned; nothing runs Python between a c_call profile
+    # event and the call, and this thread holds the GIL) and the thread sleeps (with the record
+    # gated, the event's condition variable is the only wait there)
+    frame = sys._current_frames().get(t.ident)
+    if frame is None or frame.f_code.co_name != "synchronize_event":
+        return False
+    try:
+        with open(f"/proc/self/task/{{t.native_id}}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "S"
+    except OSError:  # no /proc: the stack alone
+        return True
 
 
 for it in range(ITERS + LATE_ITERS):
-    # first ITERS iterations: the waiter is inside aclrtSynchronizeEvent (in C), waiting for a
-    # record queued behind 4 big memsets, when the event is destroyed; then LATE_ITERS
-    # iterations where it has looked the event up but enters C only after the destroy and the
-    # record (which drops the last reference)
-    in_c = it < ITERS
+    # first ITERS iterations: the waiter is waiting in C (aclrtSynchronizeEvent) for the record
+    # when the event is destroyed: the synchronize completes, 0. Then LATE_ITERS iterations
+    # where the waiter has looked the event up but enters C only after the destroy and the
+    # record (which drops the last reference): the handle is not live, 107017.
+    late = it >= ITERS
     ev, ret = acl.rt.create_event()
     assert ret == 0
     value = 1 + it % 250
-    for _ in range(4 if in_c else 1):  # the record sits behind these
-        expect("aclrtMemsetAsync", acl.rt.memset_async(big, BIG, value, BIG, s), 0)
+    close_gate_on(s)
+    expect("aclrtMemsetAsync", acl.rt.memset_async(buf, N, value, N, s), 0)
     expect("aclrtRecordEvent", acl.rt.record_event(ev, s), 0)
     res = {{}}
-    entered = threading.Event()
-    looked_up.clear()
+    calling, go = threading.Event(), threading.Event()
+
+    def probe(frame, event, arg):
+        # runs in the waiter just before it calls C with the event it looked up
+        if event == "c_call" and getattr(arg, "__name__", "") == "emu_event_synchronize":
+            calling.set()
+            if late:
+                go.wait(WAIT)
 
     def waiter():
-        if not in_c:
-            sys.setprofile(entering_late)
-        entered.set()
+        sys.setprofile(probe)
         res["ret"] = acl.rt.synchronize_event(ev)
         sys.setprofile(None)
 
     t = threading.Thread(target=waiter)
     t.start()
-    entered.wait()
-    if in_c:
-        time.sleep(0.003)  # the waiter is waiting in C by now
-    else:
-        looked_up.wait(1.0)
-    pending_at_destroy += acl.rt.query_event_status(ev) == (0, 0)
+    expect("the waiter reached aclrtSynchronizeEvent's C call", calling.wait(WAIT), True)
+    deadline = time.monotonic() + WAIT
+    while not late and not in_c(t) and time.monotonic() < deadline:
+        time.sleep(0.0005)
+    if not late:
+        expect(f"iteration {{it}}: the waiter is blocked in C", in_c(t), True)
+    expect(f"iteration {{it}}: the record is pending at aclrtDestroyEvent",
+           acl.rt.query_event_status(ev), (0, 0))
     expect("aclrtDestroyEvent", acl.rt.destroy_event(ev), 0)
-    t.join()
-    expect(f"iteration {{it}}: aclrtSynchronizeEvent in flight during aclrtDestroyEvent",
-           res.get("ret"), {{0, 107017}})
+    gate_open.set()
+    if late:  # the record runs and drops the last reference before the waiter enters C
+        expect("aclrtSynchronizeStream", acl.rt.synchronize_stream(s), 0)
+        go.set()
+    t.join(WAIT)
+    expect(f"iteration {{it}}: the waiter returned", t.is_alive(), False)
+    expect(f"iteration {{it}}: aclrtSynchronizeEvent in flight during aclrtDestroyEvent"
+           f" ({{'entered C after' if late else 'waiting in C'}})", res.get("ret"),
+           107017 if late else 0)
     expect("aclrtSynchronizeEvent on the destroyed event", acl.rt.synchronize_event(ev), 107017)
     expect("aclrtDestroyEvent twice", acl.rt.destroy_event(ev), 107017)
     expect("aclrtSynchronizeStream", acl.rt.synchronize_stream(s), 0)
-    # the stream's work ran: the memsets wrote value
-    tail = np.zeros(64, dtype=np.uint8)
-    expect("aclrtMemcpy", acl.rt.memcpy(ptr(tail), 64, big + BIG - 64, 64, D2H), 0)
-    expect(f"iteration {{it}}: bytes the memsets wrote", int((tail == value).all()), 1)
+    # the stream's work ran: the memset wrote value
+    back = np.zeros(N, dtype=np.uint8)
+    expect("aclrtMemcpy", acl.rt.memcpy(ptr(back), N, buf, N, D2H), 0)
+    expect(f"iteration {{it}}: bytes the memset wrote", int((back == value).all()), 1)
     acl.get_recent_err_msg()
-expect("iterations whose record was still pending at aclrtDestroyEvent (test setup)",
-       min(pending_at_destroy, ITERS), ITERS)
 expect("aclrtDestroyStream", acl.rt.destroy_stream(s), 0)
-expect("aclrtFree", acl.rt.free(big), 0)
+for p in (buf, gx, gz):
+    expect("aclrtFree", acl.rt.free(p), 0)
 expect("aclrtResetDevice", acl.rt.reset_device(0), 0)
 """
 
 
 def test_destroy_event_while_synchronize_event_waits(tmp_path):
     """aclrtDestroyEvent while another thread is in aclrtSynchronizeEvent on it, waiting for a
-    record that sits behind slow memsets: 10 times with the waiter already waiting in C, 4 times
-    with the waiter between the handle lookup and C (so that the record completes, and the last
-    reference goes, before C reads the event). The waiter returns 0 or 107017 (never hangs on
-    freed memory), the handle is then not live (107017), and the stream's work completes."""
-    run_scenario(tmp_path, _EVENT_RACE.format(iters=10, late_iters=4, big=64 << 20))
+    record that a gate holds back (a custom operator's kernel queued before it, which returns
+    when the test says): 10 times with the waiter waiting in C (it returns 0: a waiting
+    synchronize completes), 4 times with the waiter between the handle lookup and C, held there
+    until the record has run and the last reference is gone (it returns 107017). The handle is
+    then not live (107017), and the stream's work completes. Every step is ordered by the test,
+    none by timing."""
+    run_scenario(tmp_path, _EVENT_RACE.format(iters=10, late_iters=4))
 
 
 # ---------------------------------------------- 4. the bytes just past a device allocation ----

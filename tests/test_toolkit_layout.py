@@ -503,8 +503,8 @@ def test_opgen_usage_errors(xdg, args, words):
 
 def test_bad_vendor_name(xdg, prefix):
     proc = install(xdg, prefix, "--vendor", "a,b")
-    assert proc.returncode == 1
-    assert "--vendor 'a,b'" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2  # a usage error
+    assert "'--vendor': 'a,b'" in proc.stderr and "Traceback" not in proc.stderr
 
 
 # ------------------------------------------------------------------- --prefix: errors -----

@@ -120,8 +120,19 @@ def libpython() -> tuple[str, str, str]:
 def compiler() -> list[str]:
     """The C++ compiler: $CXX, else c++, g++ or clang++ on PATH; ToolkitError without one."""
     env = os.environ.get("CXX")
-    if env:
-        return shlex.split(env)
+    if env and env.strip():
+        try:
+            cmd = shlex.split(env)
+        except ValueError as exc:
+            raise ToolkitError(f"CXX={env!r} does not parse as a command ({exc}); set CXX to "
+                               "a C++ compiler, or unset it to use c++, g++ or clang++") from None
+        if not shutil.which(cmd[0]):
+            what = ("does not exist or is not executable" if os.sep in cmd[0] else
+                    "is not found on PATH")
+            raise ToolkitError(f"CXX={env!r}: the C++ compiler {cmd[0]!r} {what}; set CXX "
+                               "to an installed C++ compiler (e.g. g++ or clang++), or unset "
+                               "it to use c++, g++ or clang++ from PATH")
+        return cmd
     for name in ("c++", "g++", "clang++"):
         found = shutil.which(name)
         if found:
@@ -250,9 +261,20 @@ def _emit_source(src: Path) -> Path:
 
 
 def _run(cmd: list[str], what: str) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = run_tool(cmd, what)
     if proc.returncode:
         raise ToolkitError(f"{what} failed ({shlex.join(cmd)}):\n{proc.stdout}{proc.stderr}")
+
+
+def run_tool(cmd: list[str], what: str, **kwargs) -> subprocess.CompletedProcess:
+    """subprocess.run(cmd, capture_output=True, text=True, **kwargs); ToolkitError naming
+    ``what`` and the program when it cannot be started (removed, not executable)."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    except OSError as exc:
+        raise ToolkitError(f"{what}: cannot run {cmd[0]!r} ({exc.strerror or exc}); set CXX to "
+                           "an installed C++ compiler, or unset it to use c++, g++ or clang++"
+                           ) from None
 
 
 def arch() -> str:
@@ -358,8 +380,8 @@ def _write_level2(include: Path) -> None:
 
 def build_into(root: Path, final: Path) -> None:
     """Lay the toolkit out in ``root`` (to be renamed ``final``)."""
-    libdir, link, libname = libpython()
     cxx = compiler()
+    libdir, link, libname = libpython()
     shutil.copytree(HERE / "include", root / "include")
     from ..ops import REGISTRY
     from . import stubs
@@ -430,10 +452,27 @@ def ensure_toolkit(rebuild: bool = False, root: Optional[Path] = None) -> Path:
     done = final / "aclnn-py.info"
     if done.exists() and not rebuild:
         return final
+    try:
+        _build_locked(root, key, final, done, rebuild)
+    except OSError as exc:
+        raise cache_error(root, exc) from None
+    return final
+
+
+def cache_error(root: Path, exc: OSError) -> ToolkitError:
+    """ToolkitError for a cache (``root``) that cannot be written: the path, the reason, and
+    where the cache is configured."""
+    where = exc.filename or root
+    return ToolkitError(f"cannot write to the cache {root} ({exc.strerror or exc}: {where}); "
+                        "set XDG_CACHE_HOME to a writable directory (the cache is "
+                        "$XDG_CACHE_HOME/aclnn-py, by default ~/.cache/aclnn-py)")
+
+
+def _build_locked(root: Path, key: str, final: Path, done: Path, rebuild: bool) -> None:
     root.mkdir(parents=True, exist_ok=True)
     with _locked(root / f".toolkit-{key}.lock"):
         if done.exists() and not rebuild:
-            return final  # built by another process while this one waited
+            return  # built by another process while this one waited
         tmp = Path(tempfile.mkdtemp(prefix=f".build-{key}-", dir=root))
         try:
             build_into(tmp, final)
@@ -449,7 +488,6 @@ def ensure_toolkit(rebuild: bool = False, root: Optional[Path] = None) -> Path:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-    return final
 
 
 def _keep_vendors(old: Path, new: Path) -> None:
@@ -503,6 +541,27 @@ def _check_prefix(prefix: Path) -> None:
             "--prefix' laid out before")
 
 
+def dir_problem(path: Path) -> Optional[str]:
+    """Why directory ``path`` cannot be written or created by this user (its nearest existing
+    ancestor is a file, or not writable), with the fix; None when it can."""
+    if path.is_dir():
+        if not os.access(path, os.W_OK | os.X_OK):
+            return "the directory is not writable by this user; give one you can write to"
+        return None
+    if path.exists():
+        return "it exists and is not a directory; give a directory"
+    parent = path.parent
+    while not (parent.exists() or parent.is_symlink()) and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return (f"it cannot be created: {str(parent)!r} is not a directory; give a path "
+                "under a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return (f"it cannot be created: {str(parent)!r} is not writable by this user; give a "
+                "directory you can write to")
+    return None
+
+
 def _copy_entry(src: Path, dest: Path) -> None:
     if src.is_symlink():
         os.symlink(os.readlink(src), dest)
@@ -520,6 +579,9 @@ def install_prefix(prefix: os.PathLike | str, rebuild: bool = False) -> Path:
     a toolkit, or one that cannot be written."""
     prefix = Path(os.path.abspath(os.path.expanduser(str(prefix))))  # keeps a `latest` symlink
     _check_prefix(prefix)
+    problem = dir_problem(prefix)  # before the build, not found out after it
+    if problem:
+        raise PrefixError(f"{prefix}: {problem}")
     source = ensure_toolkit(rebuild=rebuild)
     try:
         prefix.mkdir(parents=True, exist_ok=True)

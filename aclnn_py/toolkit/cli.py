@@ -12,7 +12,16 @@ from pathlib import Path
 
 import click
 
-from .build import ToolkitError, cache_root, compiler, current_name, ensure_toolkit
+from .build import (
+    ToolkitError,
+    cache_error,
+    cache_root,
+    compiler,
+    current_name,
+    dir_problem,
+    ensure_toolkit,
+    run_tool,
+)
 
 
 def sample_dir() -> Path:
@@ -42,14 +51,21 @@ def compile_sample(name: str, toolkit: Path) -> Path:
     exe = cache_root() / "samples" / f"{name}-{key}"
     if exe.exists():
         return exe
-    exe.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}-", dir=exe.parent)
+    try:
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}-", dir=exe.parent)
+    except OSError as exc:
+        raise cache_error(cache_root(), exc) from None
     os.close(fd)
     inc = toolkit / "include"
     cmd = [*compiler(), str(source), f"-I{inc}", f"-I{inc / 'aclnnop'}",
            f"-L{toolkit / 'lib64'}", "-lopapi", "-lascendcl", "-lnnopbase",
            f"-Wl,-rpath,{toolkit / 'lib64'}", "-o", tmp]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        proc = run_tool(cmd, f"compiling {source.name}")
+    except ToolkitError:
+        os.unlink(tmp)
+        raise
     if proc.returncode:
         os.unlink(tmp)
         raise ToolkitError(f"compiling {source.name} failed:\n{proc.stdout}{proc.stderr}")
@@ -84,13 +100,19 @@ def _custom_package(name: str, toolkit: Path) -> tuple[Path, Path]:
         generate([files[0]], files[1], out)
     except CustomOpError as exc:
         raise ToolkitError(str(exc)) from None
+    except OSError as exc:
+        raise cache_error(cache_root(), exc) from None
     inc = toolkit / "include"
     fd, tmp = tempfile.mkstemp(prefix=f".{name}-", dir=out)
     os.close(fd)
     cmd = [*compiler(), str(files[2]), f"-I{inc}", f"-I{vendor / 'op_api' / 'include'}",
            f"-L{toolkit / 'lib64'}", f"-L{vendor / 'op_api' / 'lib'}", "-lascendcl",
            "-lcust_opapi", "-lacl_op_compiler", "-lnnopbase", "-o", tmp]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        proc = run_tool(cmd, f"compiling {files[2].name}")
+    except ToolkitError:
+        os.unlink(tmp)
+        raise
     if proc.returncode:
         os.unlink(tmp)
         raise ToolkitError(f"compiling {files[2]} failed:\n{proc.stdout}{proc.stderr}")
@@ -358,7 +380,7 @@ def opgen(definitions: tuple, kernels: str, output, install: bool, install_path,
     Prints the vendor directory. See docs/custom_ops.md.
     """
     from ..custom import CustomOpError
-    from .opgen import generate
+    from .opgen import check_vendor, generate
     from .opgen import install as install_package
 
     for path in (*definitions, kernels):
@@ -379,6 +401,15 @@ def opgen(definitions: tuple, kernels: str, output, install: bool, install_path,
         if not os.path.isdir(d):
             raise click.BadParameter(f"{d!r}: no such directory", param_hint="'-I' / '--include'")
     try:
+        check_vendor(vendor)
+    except CustomOpError as exc:
+        raise click.BadParameter(str(exc).replace(f"--vendor {vendor!r}: ", f"{vendor!r}: ", 1),
+                                 param_hint="'--vendor'") from None
+    if output is not None:
+        _check_creatable(output, "'-o' / '--output'")
+    if install_path is not None:
+        _check_creatable(install_path, "'--install-path'")
+    try:
         if install:
             root = install_package(list(definitions), kernels, vendor, install_path,
                                    include_dirs=include_dirs)
@@ -394,3 +425,12 @@ def opgen(definitions: tuple, kernels: str, output, install: bool, install_path,
         raise click.ClickException(f"cannot write the package: {exc.strerror or exc} "
                                    f"({where})") from None
     click.echo(str(root))
+
+
+
+def _check_creatable(path: str, hint: str) -> None:
+    """BadParameter (exit 2) unless directory ``path`` exists writable or can be created by
+    this user (checked before the build, so that the mistake is not found out after it)."""
+    problem = dir_problem(Path(os.path.abspath(os.path.expanduser(path))))
+    if problem:
+        raise click.BadParameter(f"{path!r}: {problem}", param_hint=hint)

@@ -34,7 +34,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -43,7 +42,7 @@ from typing import Optional
 from .. import custom
 from ..custom import CustomOpError, OpDesc, camel
 from . import ophost
-from .build import INFO, ToolkitError, _locked, compiler, ensure_toolkit, is_toolkit
+from .build import INFO, ToolkitError, _locked, compiler, ensure_toolkit, is_toolkit, run_tool
 
 IMPL = Path("op_impl") / "aclnn_py"
 LIBRARY = "libcust_opapi.so"
@@ -291,7 +290,7 @@ def generate(definitions: Sequence, kernels: os.PathLike | str, out: os.PathLike
                f"-I{toolkit / 'include'}", f"-I{inc}", f"-L{toolkit / 'lib64'}", "-lascendcl",
                f"-Wl,-rpath,{':'.join(rpaths)}", f"-Wl,-soname,{soname(vendor)}", "-ldl",
                "-o", str(lib / LIBRARY)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = run_tool(cmd, f"compiling {LIBRARY}")
         if proc.returncode:
             raise ToolkitError(f"compiling {LIBRARY} failed ({shlex.join(cmd)}):\n"
                                f"{proc.stdout}{proc.stderr}")
