@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import os
 import sys
 import threading
 from typing import Any, Callable, Optional
@@ -29,6 +30,8 @@ from .. import acl, aclnn, dtypes
 from .. import runtime as acl_runtime
 from ..acl import _desc as acl_desc
 from ..executor import READY, aclOpExecutor
+from ..runtime.core import ffi as _core_ffi
+from ..runtime.core import lib as _core_lib
 from ..ops import REGISTRY
 from ..status import aclError, aclnnStatus, record
 from ..tensor import (
@@ -210,7 +213,6 @@ for _name, _fn in (("aclrtSetDevice", acl.rt.set_device),
                    ("aclrtDestroyContext", acl.rt.destroy_context),
                    ("aclrtSetCurrentContext", acl.rt.set_context),
                    ("aclrtDestroyStream", acl.rt.destroy_stream),
-                   ("aclrtSynchronizeStream", acl.rt.synchronize_stream),
                    ("aclrtDestroyEvent", acl.rt.destroy_event),
                    ("aclrtRecordEvent", acl.rt.record_event),
                    ("aclrtResetEvent", acl.rt.reset_event),
@@ -235,6 +237,22 @@ def _getter(name: str, what: str, fn: Callable) -> None:
 
     call.__name__ = name
     _callback(name, ACL_ERROR_INTERNAL_ERROR)(call)
+
+
+@_callback("aclrtSynchronizeStream", ACL_ERROR_INTERNAL_ERROR)
+def aclrtSynchronizeStream(stream: int) -> int:
+    ret = acl.rt.synchronize_stream(stream)
+    if stream == 0:
+        _note_default()
+    return ret
+
+
+@_callback("aclrtSynchronizeStream", ACL_ERROR_INTERNAL_ERROR)
+def sync_fault(stream: int, code: int) -> int:
+    """aclrtSynchronizeStream's C path collected a task's fault (``code``; its message is the
+    core's last one on this thread): recorded as the Python API records it."""
+    return record("aclrtSynchronizeStream", code,
+                  f"a task failed on the stream: {acl_runtime.last_c_msg()}")
 
 
 _getter("aclrtGetDevice", "deviceId", acl.rt.get_device)
@@ -481,6 +499,8 @@ def aclExecutorCall(api_p, handle: int) -> int:
     executor, ret = _executor(api, handle, ACLNN_ERR_INNER)
     if ret:
         return ret
+    if api == "aclDestroyAclOpExecutor" and handle in _RECORDED:
+        _drop(handle)  # before the executor goes: no C launch starts from it afterwards
     ret = getattr(aclnn, api)(executor)
     _settle(handle, executor)
     return ret
@@ -497,7 +517,10 @@ def aclSetTensorAddr(api_p, handle: int, index: int, tensor_h: int, addr: int) -
         tensor = TENSORS.get("tensor", tensor_h)
     except Unknown as exc:
         return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
-    return getattr(aclnn, api)(executor, index, tensor, addr)
+    ret = getattr(aclnn, api)(executor, index, tensor, addr)
+    if ret == 0 and handle in _RECORDED:
+        _rebind(handle, executor)
+    return ret
 
 
 # ------------------------------------------------------------------------- operators -------
@@ -552,7 +575,88 @@ def phase2(api_p, workspace: int, workspace_size: int, handle: int, stream: int)
         return ret
     ret = getattr(aclnn, api)(workspace, workspace_size, executor, stream)
     _settle(handle, executor)
+    if ret == 0:
+        if stream == 0:
+            _note_default()
+        if executor.repeatable and handle not in _RECORDED and _fast[0]:
+            _record(api, handle, executor)
     return ret
+
+
+# ------------------------------------------------------------------------ fast paths -------
+# (src/ascendcl.cpp, "fast paths"; docs/c_api.md) aclrtSynchronizeStream and the relaunch of a
+# repeatable executor run in C. Python keeps C's view up to date: which default stream this
+# thread's stream 0 is (under the runtime's context epoch), the launch records of repeatable
+# executors (made at their first phase 2 here, rebound with them, dropped before they are
+# destroyed), and whether C may take its paths at all (not while a diagnostic wraps the API or
+# aclInit's configuration sets ACL_LAUNCH_BLOCKING).
+
+_RECORDED: set[int] = set()  # executor handles with a launch record in C
+_fast = [False]  # C's fast paths are on
+_BLOCKING_KEYS = ("ACL_LAUNCH_BLOCKING", "ASCEND_LAUNCH_BLOCKING")
+
+
+def _note_default() -> None:
+    """Tell C this thread's default stream (read after the epoch: a change in between leaves
+    C a stale epoch, never a stale stream)."""
+    epoch = _core_lib.emu_ctx_epoch()
+    st = acl_runtime.current_default_stream()
+    if st is not None:
+        lib.emb_note_default(epoch, st.handle, st.device)
+
+
+def _record(api: str, handle: int, executor: aclOpExecutor) -> None:
+    if executor.host is not None or not executor.ntasks or executor.templates is None:
+        return
+    if lib.emb_record_set(handle, api.encode(), executor.templates, executor.ntasks,
+                          _core_ffi.cast("uintptr_t *", executor.bases), executor.ws_slot + 1,
+                          executor.ws_slot, executor.plan.ws_size, executor.device):
+        _RECORDED.add(handle)
+
+
+def _rebind(handle: int, executor: aclOpExecutor) -> None:
+    lib.emb_record_rebind(handle, _core_ffi.cast("uintptr_t *", executor.bases),
+                          executor.ws_slot + 1)
+
+
+def _drop(handle: int) -> None:
+    lib.emb_record_drop(handle)
+    _RECORDED.discard(handle)
+
+
+def _refresh_fast() -> None:
+    """C's paths are on unless the diagnostics wrap the API (they see every call) or aclInit's
+    configuration file sets a launch-blocking variable (C reads the environment's itself)."""
+    from .. import config
+    from ..diagnostics import wrap
+
+    on = not wrap.installed() and not any(config.override(k) is not None
+                                          for k in _BLOCKING_KEYS)
+    _fast[0] = on
+    if lib is not None:
+        lib.emb_fast_enable(1 if on else 0)
+
+
+def _forget_records() -> None:
+    _RECORDED.clear()  # fork(): the child's C table is empty (src/ascendcl.cpp)
+
+
+def _fast_setup() -> None:
+    from .. import config
+    from ..diagnostics import wrap
+
+    def addr(name: str) -> int:
+        return int(_core_ffi.cast("uintptr_t", _core_ffi.addressof(_core_lib, name)))
+
+    lib.emb_fast_setup(addr("emu_stream_launch"), addr("emu_stream_synchronize"),
+                       addr("emu_host_task_stream"), addr("emu_mem_range_device"),
+                       addr("emu_ctx_epoch"), addr("emu_stream_device"),
+                       _core_ffi.sizeof("emu_task"))
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_forget_records)
+    config.on_change.append(_refresh_fast)
+    wrap.on_change.append(_refresh_fast)
+    _refresh_fast()
 
 
 # --------------------------------------------------------------------------- install -------
@@ -758,6 +862,7 @@ def install(embedded_ffi, embedded_lib) -> None:
     ffi, lib = embedded_ffi, embedded_lib
     for name, fn in CALLBACKS.items():
         embedded_ffi.def_extern(name=name, onerror=_onerror)(fn)
+    _fast_setup()
 
 
 def callback_names() -> list[str]:

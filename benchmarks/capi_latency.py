@@ -1,0 +1,149 @@
+"""The C API's launch latency beside the Python API's (docs/c_api.md, docs/performance.md).
+
+    python benchmarks/capi_latency.py [--reps N] [--runs R] [--fresh]
+
+Builds the toolkit (``aclnn-py toolkit``; ``--fresh`` builds one in a temporary
+XDG_CACHE_HOME instead of reusing the cached one), compiles ``capi_latency.cpp`` against it,
+and times an 8-element float32 aclnnSoftmaxBackward on the default stream:
+
+- phase 1 + phase 2 + synchronize: a single-use executor from scratch to a finished result;
+- relaunch + synchronize: aclnnSoftmaxBackward on a repeatable executor, then
+  aclrtSynchronizeStream (a training step's loop).
+
+Each run starts the C++ program once (which times ``--rounds`` rounds of N iterations each and
+checks its result against a float64 golden) and times the same two loops through the Python
+API in this process, interleaved, so both see the same machine. The table gives, per row, the
+median and the minimum over all rounds of all runs of the per-round mean. On a shared machine
+the numbers move with what else runs: quote the medians with the minimums, and rerun.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+def build_program(toolkit: Path, out: Path) -> Path:
+    from aclnn_py.toolkit.build import compiler
+
+    inc = toolkit / "include"
+    cmd = [*compiler(), "-O2", "-std=c++11", str(HERE / "capi_latency.cpp"), f"-I{inc}",
+           f"-I{inc / 'aclnnop'}", f"-L{toolkit / 'lib64'}", "-lopapi", "-lascendcl",
+           "-lnnopbase", f"-Wl,-rpath,{toolkit / 'lib64'}", "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        sys.exit(f"compiling capi_latency.cpp failed:\n{proc.stderr}")
+    return out
+
+
+def run_c(exe: Path, reps: int, rounds: int, env: dict) -> dict:
+    proc = subprocess.run([str(exe), str(reps), str(rounds)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    if proc.returncode:
+        sys.exit(f"capi_latency failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    rows: dict = {"full": [], "relaunch": []}
+    for line in proc.stdout.splitlines():
+        key, value = line.split()
+        if key in rows:
+            rows[key].append(float(value))
+    return rows
+
+
+class PythonLoops:
+    """The same two loops through the Python API, on the default stream (0)."""
+
+    def __init__(self) -> None:
+        from aclnn_py import acl, aclnn
+
+        self.acl, self.aclnn = acl, aclnn
+        assert acl.init(None) == 0 and acl.rt.set_device(0) == 0
+        n = 8
+        g = (0.25 * np.arange(n) - 1.0).astype(np.float32)
+        y = (np.arange(1, n + 1) / 36.0).astype(np.float32)
+        self.ptrs = []
+        for host in (g, y, np.zeros(n, np.float32)):
+            p, ret = acl.rt.malloc(host.nbytes, 0)
+            assert ret == 0
+            assert acl.rt.memcpy(p, host.nbytes, acl.util.numpy_to_ptr(host), host.nbytes,
+                                 1) == 0
+            self.ptrs.append(p)
+        self.tensors = [aclnn.aclCreateTensor([n], aclnn.ACL_FLOAT, None, 0, aclnn.ACL_FORMAT_ND,
+                                              [n], p) for p in self.ptrs]
+        tg, ty, to = self.tensors
+        _, self.rep, ret = aclnn.aclnnSoftmaxBackwardGetWorkspaceSize(tg, ty, -1, to)
+        assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(self.rep) == 0
+
+    def round(self, reps: int) -> tuple[float, float]:
+        phase1 = self.aclnn.aclnnSoftmaxBackwardGetWorkspaceSize
+        phase2 = self.aclnn.aclnnSoftmaxBackward
+        sync = self.acl.rt.synchronize_stream
+        tg, ty, to = self.tensors
+        rep = self.rep
+        clock = time.perf_counter_ns
+        t0 = clock()
+        for _ in range(reps):
+            ws, ex, _ = phase1(tg, ty, -1, to)
+            phase2(None, ws, ex, 0)
+            sync(0)
+        t1 = clock()
+        for _ in range(reps):
+            phase2(None, 0, rep, 0)
+            sync(0)
+        t2 = clock()
+        return (t1 - t0) / reps / 1e3, (t2 - t1) / reps / 1e3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=2000, help="iterations per round")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per run")
+    parser.add_argument("--runs", type=int, default=3, help="runs (C program starts)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="build the toolkit in a temporary XDG_CACHE_HOME")
+    args = parser.parse_args()
+
+    from aclnn_py.toolkit import ensure_toolkit
+
+    with tempfile.TemporaryDirectory(prefix="capi-latency-") as tmp:
+        root = Path(tmp) / "xdg" / "aclnn-py" if args.fresh else None
+        t0 = time.monotonic()
+        toolkit = ensure_toolkit(root=root)
+        built = time.monotonic() - t0
+        exe = build_program(toolkit, Path(tmp) / "capi_latency")
+        env = dict(os.environ, LD_LIBRARY_PATH=str(toolkit / "lib64"))
+        py = PythonLoops()
+        py.round(args.reps)  # warm-up
+        c_rows: dict = {"full": [], "relaunch": []}
+        py_rows: dict = {"full": [], "relaunch": []}
+        for _ in range(args.runs):
+            got = run_c(exe, args.reps, args.rounds, env)
+            for key in c_rows:
+                c_rows[key] += got[key]
+            for _ in range(args.rounds):
+                full, relaunch = py.round(args.reps)
+                py_rows["full"].append(full)
+                py_rows["relaunch"].append(relaunch)
+    print(f"toolkit: {toolkit} ({'built' if built > 0.5 else 'cached'})")
+    print(f"8-element float32 aclnnSoftmaxBackward on the default stream: {args.runs} runs x "
+          f"{args.rounds} rounds x {args.reps} iterations; per-round means, us per iteration")
+    print(f"{'':34s} {'C median':>9s} {'C min':>7s} {'Py median':>10s} {'Py min':>7s} "
+          f"{'target':>7s}")
+    for key, name, target in (("full", "phase 1 + phase 2 + synchronize", 8.0),
+                              ("relaunch", "relaunch + synchronize", 2.0)):
+        c, p = c_rows[key], py_rows[key]
+        print(f"{name:34s} {statistics.median(c):9.2f} {min(c):7.2f} "
+              f"{statistics.median(p):10.2f} {min(p):7.2f} {target:7.1f}")
+
+
+if __name__ == "__main__":
+    main()
