@@ -4,14 +4,16 @@
 //
 //   capi_latency REPS ROUNDS
 //
-// prints, per round, "full <us>" (phase 1 + phase 2 + aclrtSynchronizeStream, a single-use
-// executor each time) and "relaunch <us>" (aclnnSoftmaxBackward on a repeatable executor +
-// aclrtSynchronizeStream): the mean over REPS iterations, then "check <max abs error>" against
-// a double-precision golden of the last result. Exit status 1 on any failing call.
+// prints, per round, "full <us> <cpu us>" (phase 1 + phase 2 + aclrtSynchronizeStream, a
+// single-use executor each time) and "relaunch <us> <cpu us>" (aclnnSoftmaxBackward on a
+// repeatable executor + aclrtSynchronizeStream): the mean over REPS iterations of the elapsed
+// time and of the calling thread's CPU time, then "check <max abs error>" against a
+// double-precision golden of the last result. Exit status 1 on any failing call.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include "acl/acl.h"
 #include "aclnnop/aclnn_softmax_backward.h"
@@ -30,6 +32,13 @@ static double now_us()
 {
     using namespace std::chrono;
     return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
+}
+
+static double cpu_us()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
 int main(int argc, char **argv)
@@ -64,21 +73,22 @@ int main(int argc, char **argv)
     CHECK(aclnnSoftmaxBackwardGetWorkspaceSize(tg, ty, -1, to, &ws, &rep));
     CHECK(aclSetAclOpExecutorRepeatable(rep));
     for (int round = -1; round < rounds; round++) { // round -1: warm-up, not printed
-        double t0 = now_us();
+        double t0 = now_us(), c0 = cpu_us();
         for (int i = 0; i < reps; i++) {
             aclOpExecutor *ex = nullptr;
             CHECK(aclnnSoftmaxBackwardGetWorkspaceSize(tg, ty, -1, to, &ws, &ex));
             CHECK(aclnnSoftmaxBackward(nullptr, ws, ex, nullptr));
             CHECK(aclrtSynchronizeStream(nullptr));
         }
-        double t1 = now_us();
+        double t1 = now_us(), c1 = cpu_us();
         for (int i = 0; i < reps; i++) {
             CHECK(aclnnSoftmaxBackward(nullptr, ws, rep, nullptr));
             CHECK(aclrtSynchronizeStream(nullptr));
         }
-        double t2 = now_us();
+        double t2 = now_us(), c2 = cpu_us();
         if (round >= 0)
-            printf("full %.4f\nrelaunch %.4f\n", (t1 - t0) / reps, (t2 - t1) / reps);
+            printf("full %.4f %.4f\nrelaunch %.4f %.4f\n", (t1 - t0) / reps, (c1 - c0) / reps,
+                   (t2 - t1) / reps, (c2 - c1) / reps);
     }
     CHECK(aclrtMemcpy(out, sizeof out, dout, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST));
     double dot = 0.0, err = 0.0;

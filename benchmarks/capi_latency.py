@@ -13,8 +13,10 @@ and times an 8-element float32 aclnnSoftmaxBackward on the default stream:
 Each run starts the C++ program once (which times ``--rounds`` rounds of N iterations each and
 checks its result against a float64 golden) and times the same two loops through the Python
 API in this process, interleaved, so both see the same machine. The table gives, per row, the
-median and the minimum over all rounds of all runs of the per-round mean. On a shared machine
-the numbers move with what else runs: quote the medians with the minimums, and rerun.
+median and the minimum over all rounds of all runs of the per-round mean of the elapsed time,
+and the median of the calling thread's CPU time (which a busy machine inflates less: it leaves
+out the time the thread waited for a core). On a shared machine the numbers move with what else
+runs: quote the medians with the minimums, and rerun.
 """
 
 from __future__ import annotations
@@ -51,11 +53,12 @@ def run_c(exe: Path, reps: int, rounds: int, env: dict) -> dict:
                           env=env, timeout=600)
     if proc.returncode:
         sys.exit(f"capi_latency failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
-    rows: dict = {"full": [], "relaunch": []}
+    rows: dict = {"full": [], "relaunch": [], "full cpu": [], "relaunch cpu": []}
     for line in proc.stdout.splitlines():
-        key, value = line.split()
-        if key in rows:
-            rows[key].append(float(value))
+        key, *values = line.split()
+        if key in ("full", "relaunch"):
+            rows[key].append(float(values[0]))
+            rows[key + " cpu"].append(float(values[1]))
     return rows
 
 
@@ -83,24 +86,25 @@ class PythonLoops:
         _, self.rep, ret = aclnn.aclnnSoftmaxBackwardGetWorkspaceSize(tg, ty, -1, to)
         assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(self.rep) == 0
 
-    def round(self, reps: int) -> tuple[float, float]:
+    def round(self, reps: int) -> tuple[float, float, float, float]:
         phase1 = self.aclnn.aclnnSoftmaxBackwardGetWorkspaceSize
         phase2 = self.aclnn.aclnnSoftmaxBackward
         sync = self.acl.rt.synchronize_stream
         tg, ty, to = self.tensors
         rep = self.rep
-        clock = time.perf_counter_ns
-        t0 = clock()
+        clock, cpu = time.perf_counter_ns, time.thread_time_ns
+        t0, c0 = clock(), cpu()
         for _ in range(reps):
             ws, ex, _ = phase1(tg, ty, -1, to)
             phase2(None, ws, ex, 0)
             sync(0)
-        t1 = clock()
+        t1, c1 = clock(), cpu()
         for _ in range(reps):
             phase2(None, 0, rep, 0)
             sync(0)
-        t2 = clock()
-        return (t1 - t0) / reps / 1e3, (t2 - t1) / reps / 1e3
+        t2, c2 = clock(), cpu()
+        us = reps * 1e3
+        return (t1 - t0) / us, (t2 - t1) / us, (c1 - c0) / us, (c2 - c1) / us
 
 
 def main() -> None:
@@ -123,26 +127,28 @@ def main() -> None:
         env = dict(os.environ, LD_LIBRARY_PATH=str(toolkit / "lib64"))
         py = PythonLoops()
         py.round(args.reps)  # warm-up
-        c_rows: dict = {"full": [], "relaunch": []}
-        py_rows: dict = {"full": [], "relaunch": []}
+        c_rows: dict = {"full": [], "relaunch": [], "full cpu": [], "relaunch cpu": []}
+        py_rows: dict = {"full": [], "relaunch": [], "full cpu": [], "relaunch cpu": []}
         for _ in range(args.runs):
             got = run_c(exe, args.reps, args.rounds, env)
             for key in c_rows:
                 c_rows[key] += got[key]
             for _ in range(args.rounds):
-                full, relaunch = py.round(args.reps)
-                py_rows["full"].append(full)
-                py_rows["relaunch"].append(relaunch)
+                for key, value in zip(("full", "relaunch", "full cpu", "relaunch cpu"),
+                                      py.round(args.reps)):
+                    py_rows[key].append(value)
     print(f"toolkit: {toolkit} ({'built' if built > 0.5 else 'cached'})")
     print(f"8-element float32 aclnnSoftmaxBackward on the default stream: {args.runs} runs x "
           f"{args.rounds} rounds x {args.reps} iterations; per-round means, us per iteration")
-    print(f"{'':34s} {'C median':>9s} {'C min':>7s} {'Py median':>10s} {'Py min':>7s} "
-          f"{'target':>7s}")
+    print(f"{'':32s} {'C median':>8s} {'C min':>6s} {'C cpu':>6s} {'Py median':>9s} "
+          f"{'Py min':>6s} {'Py cpu':>6s} {'target':>6s}")
     for key, name, target in (("full", "phase 1 + phase 2 + synchronize", 8.0),
                               ("relaunch", "relaunch + synchronize", 2.0)):
         c, p = c_rows[key], py_rows[key]
-        print(f"{name:34s} {statistics.median(c):9.2f} {min(c):7.2f} "
-              f"{statistics.median(p):10.2f} {min(p):7.2f} {target:7.1f}")
+        c_cpu, p_cpu = c_rows[key + " cpu"], py_rows[key + " cpu"]
+        print(f"{name:32s} {statistics.median(c):8.2f} {min(c):6.2f} "
+              f"{statistics.median(c_cpu):6.2f} {statistics.median(p):9.2f} {min(p):6.2f} "
+              f"{statistics.median(p_cpu):6.2f} {target:6.1f}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ message saying so; no handle crashes.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from typing import Any, Optional
@@ -47,13 +48,11 @@ class HandleTable:
         self.live: dict[int, Any] = {}
         self.dead: OrderedDict[int, Any] = OrderedDict()
         self.lock = threading.Lock()
-        self.serial = 0
+        self.serials = itertools.count(1)  # next() is atomic: add takes no lock
 
     def add(self, obj: Any) -> int:
-        with self.lock:
-            self.serial += 1
-            handle = self.base | (self.serial << 4)
-            self.live[handle] = obj
+        handle = self.base | (next(self.serials) << 4)
+        self.live[handle] = obj  # one dict store, atomic like lookup's reads
         return handle
 
     def lookup(self, handle: int) -> tuple[Any, bool]:

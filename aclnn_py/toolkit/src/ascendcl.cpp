@@ -125,14 +125,16 @@ static int emb_fast_on; /* set by Python: no diagnostic wrappers, no launch-bloc
 
 #define EMB_MAX_BASES 32
 #define EMB_WORKSPACE_ALIGN 8 /* aclnn_py/executor.py WORKSPACE_ALIGN */
-#define EMB_BUCKETS 1024
+#define EMB_BUCKETS 4096
 
 struct emb_rec {
     struct emb_rec *next;
     uintptr_t handle;
     char api[64];
-    void *templates; /* ntasks * core_task_size bytes, a copy */
+    const void *templates; /* the executor's (the bridge keeps the executor while its record
+                              lives: a record is dropped before the handle is retired) */
     int32_t ntasks, nbases, ws_slot, device;
+    int repeatable; /* else the first C launch consumes the executor (and drops the record) */
     uint64_t ws_need;
     uintptr_t bases[EMB_MAX_BASES];
 };
@@ -140,6 +142,10 @@ struct emb_rec {
 static pthread_rwlock_t emb_rec_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct emb_rec *emb_recs[EMB_BUCKETS];
 static int64_t emb_nrecs;
+/* single-use executors C launched (so consumed): Python takes them (emb_consumed_take) and
+   marks them consumed before it looks at any of them, or at the next phase 1 */
+static uintptr_t *emb_consumed;
+static int64_t emb_nconsumed, emb_consumed_cap;
 
 /* this thread's current context's default stream, valid while the runtime's epoch stays */
 static __thread uint64_t emb_tls_epoch;
@@ -185,7 +191,6 @@ static void emb_unlink_locked(uintptr_t handle)
     struct emb_rec *r = *at;
     if (r) {
         *at = r->next;
-        free(r->templates);
         free(r);
         emb_nrecs--;
     }
@@ -194,27 +199,23 @@ static void emb_unlink_locked(uintptr_t handle)
 /* 1 recorded, 0 not (too many bases, no memory, no core): phase 2 then stays in Python */
 static int emb_record_set(uintptr_t handle, const char *api, const void *templates, int32_t ntasks,
                           const uintptr_t *bases, int32_t nbases, int32_t ws_slot, uint64_t ws_need,
-                          int32_t device)
+                          int32_t device, int repeatable)
 {
     if (!core_launch || ntasks <= 0 || nbases <= 0 || nbases > EMB_MAX_BASES || ws_slot < 0 ||
         ws_slot >= nbases || strlen(api) >= sizeof(((struct emb_rec *)0)->api))
         return 0;
-    struct emb_rec *r = (struct emb_rec *)calloc(1, sizeof *r);
-    void *copy = malloc((size_t)ntasks * core_task_size);
-    if (!r || !copy) {
-        free(r);
-        free(copy);
+    struct emb_rec *r = (struct emb_rec *)malloc(sizeof *r);
+    if (!r)
         return 0;
-    }
-    memcpy(copy, templates, (size_t)ntasks * core_task_size);
     r->handle = handle;
     strcpy(r->api, api);
-    r->templates = copy;
+    r->templates = templates;
     r->ntasks = ntasks;
     r->nbases = nbases;
     r->ws_slot = ws_slot;
     r->ws_need = ws_need;
     r->device = device;
+    r->repeatable = repeatable;
     memcpy(r->bases, bases, (size_t)nbases * sizeof *bases);
     pthread_rwlock_wrlock(&emb_rec_lock);
     emb_unlink_locked(handle);
@@ -238,13 +239,41 @@ static void emb_record_rebind(uintptr_t handle, const uintptr_t *bases, int32_t 
     pthread_rwlock_unlock(&emb_rec_lock);
 }
 
-/* aclDestroyAclOpExecutor: no launch starts from the record once this returns */
-static void emb_record_drop(uintptr_t handle)
+/* no C launch starts from the record once this returns: 1, or 0 when there was none (a
+   single-use executor C consumed meanwhile: emb_consumed_take has it) */
+static int emb_record_drop(uintptr_t handle)
 {
     pthread_rwlock_wrlock(&emb_rec_lock);
+    int found = emb_find_locked(handle) != NULL;
     emb_unlink_locked(handle);
     pthread_rwlock_unlock(&emb_rec_lock);
+    return found;
 }
+
+/* aclSetAclOpExecutorRepeatable: 1, or 0 when there is no record (as emb_record_drop) */
+static int emb_record_repeatable(uintptr_t handle)
+{
+    pthread_rwlock_wrlock(&emb_rec_lock);
+    struct emb_rec *r = emb_find_locked(handle);
+    if (r)
+        r->repeatable = 1;
+    pthread_rwlock_unlock(&emb_rec_lock);
+    return r != NULL;
+}
+
+/* moves up to cap handles of executors C consumed into out; how many */
+static int emb_consumed_take(uintptr_t *out, int cap)
+{
+    pthread_rwlock_wrlock(&emb_rec_lock);
+    int n = emb_nconsumed < cap ? (int)emb_nconsumed : cap;
+    memcpy(out, emb_consumed, (size_t)n * sizeof *out);
+    memmove(emb_consumed, emb_consumed + n, (size_t)(emb_nconsumed - n) * sizeof *out);
+    emb_nconsumed -= n;
+    pthread_rwlock_unlock(&emb_rec_lock);
+    return n;
+}
+
+static int64_t emb_consumed_count(void) { return __atomic_load_n(&emb_nconsumed, __ATOMIC_ACQUIRE); }
 
 static int64_t emb_record_count(void)
 {
@@ -268,11 +297,11 @@ static void emb_fast_atfork_child(void)
         while (emb_recs[i]) {
             struct emb_rec *r = emb_recs[i];
             emb_recs[i] = r->next;
-            free(r->templates);
-            free(r);
+                free(r);
         }
     }
     emb_nrecs = 0;
+    emb_nconsumed = 0;
     emb_tls_epoch = 0;
     emb_tls_stream = 0;
 }
@@ -309,7 +338,7 @@ static inline int emb_fast_stream(uintptr_t stream, uintptr_t *handle, int32_t *
     return 1;
 }
 
-/* phase 2 of a recorded repeatable executor: 0 launched, -1 for Python to answer */
+/* phase 2 of a recorded executor: 0 launched, -1 for Python to answer */
 static int emb_fast_launch(const char *api, uintptr_t ws, uint64_t ws_size, uintptr_t executor,
                            uintptr_t stream)
 {
@@ -319,8 +348,18 @@ static int emb_fast_launch(const char *api, uintptr_t ws, uint64_t ws_size, uint
         emb_nonempty("ASCEND_LAUNCH_BLOCKING") || !emb_fast_stream(stream, &sh, &device))
         return -1;
     int rc = -1;
-    pthread_rwlock_rdlock(&emb_rec_lock);
+    pthread_rwlock_wrlock(&emb_rec_lock); /* (a single-use record goes at its launch) */
     struct emb_rec *r = emb_find_locked(executor);
+    if (r && !r->repeatable && emb_nconsumed == emb_consumed_cap) { /* room first */
+        int64_t cap = emb_consumed_cap ? 2 * emb_consumed_cap : 64;
+        uintptr_t *grown = (uintptr_t *)realloc(emb_consumed, (size_t)cap * sizeof *grown);
+        if (grown) {
+            emb_consumed = grown;
+            emb_consumed_cap = cap;
+        } else {
+            r = NULL;
+        }
+    }
     if (r && r->device == device && strcmp(r->api, api) == 0) {
         int ws_ok = 1;
         if (ws_size || r->ws_need) /* executor.py _check_launch, in its order */
@@ -331,8 +370,14 @@ static int emb_fast_launch(const char *api, uintptr_t ws, uint64_t ws_size, uint
             uintptr_t bases[EMB_MAX_BASES];
             memcpy(bases, r->bases, (size_t)r->nbases * sizeof *bases);
             bases[r->ws_slot] = ws;
-            if (core_launch(sh, r->templates, r->ntasks, bases, r->nbases, 0) == 0)
+            if (core_launch(sh, r->templates, r->ntasks, bases, r->nbases, 0) == 0) {
                 rc = 0; /* else nothing was enqueued: Python finds out why and says so */
+                if (!r->repeatable) {
+                    __atomic_store_n(&emb_consumed[emb_nconsumed], executor, __ATOMIC_RELAXED);
+                    __atomic_store_n(&emb_nconsumed, emb_nconsumed + 1, __ATOMIC_RELEASE);
+                    emb_unlink_locked(executor);
+                }
+            }
         }
     }
     pthread_rwlock_unlock(&emb_rec_lock);
