@@ -8,7 +8,9 @@ and times an 8-element float32 aclnnSoftmaxBackward on the default stream:
 
 - phase 1 + phase 2 + synchronize: a single-use executor from scratch to a finished result;
 - relaunch + synchronize: aclnnSoftmaxBackward on a repeatable executor, then
-  aclrtSynchronizeStream (a training step's loop).
+  aclrtSynchronizeStream (a training step's loop);
+- and, for the Python API only, phase 1 alone: the part of the first row that the C API runs
+  in Python (docs/c_api.md, "Fast paths"), its floor.
 
 Each run starts the C++ program once (which times ``--rounds`` rounds of N iterations each and
 checks its result against a float64 golden) and times the same two loops through the Python
@@ -86,7 +88,7 @@ class PythonLoops:
         _, self.rep, ret = aclnn.aclnnSoftmaxBackwardGetWorkspaceSize(tg, ty, -1, to)
         assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(self.rep) == 0
 
-    def round(self, reps: int) -> tuple[float, float, float, float]:
+    def round(self, reps: int) -> tuple[float, ...]:
         phase1 = self.aclnn.aclnnSoftmaxBackwardGetWorkspaceSize
         phase2 = self.aclnn.aclnnSoftmaxBackward
         sync = self.acl.rt.synchronize_stream
@@ -103,8 +105,12 @@ class PythonLoops:
             phase2(None, 0, rep, 0)
             sync(0)
         t2, c2 = clock(), cpu()
+        for _ in range(reps):
+            phase1(tg, ty, -1, to)
+        t3, c3 = clock(), cpu()
         us = reps * 1e3
-        return (t1 - t0) / us, (t2 - t1) / us, (c1 - c0) / us, (c2 - c1) / us
+        return ((t1 - t0) / us, (t2 - t1) / us, (c1 - c0) / us, (c2 - c1) / us,
+                (t3 - t2) / us, (c3 - c2) / us)
 
 
 def main() -> None:
@@ -128,14 +134,15 @@ def main() -> None:
         py = PythonLoops()
         py.round(args.reps)  # warm-up
         c_rows: dict = {"full": [], "relaunch": [], "full cpu": [], "relaunch cpu": []}
-        py_rows: dict = {"full": [], "relaunch": [], "full cpu": [], "relaunch cpu": []}
+        py_rows: dict = {"full": [], "relaunch": [], "full cpu": [], "relaunch cpu": [],
+                         "phase1": [], "phase1 cpu": []}
         for _ in range(args.runs):
             got = run_c(exe, args.reps, args.rounds, env)
             for key in c_rows:
                 c_rows[key] += got[key]
             for _ in range(args.rounds):
-                for key, value in zip(("full", "relaunch", "full cpu", "relaunch cpu"),
-                                      py.round(args.reps)):
+                for key, value in zip(("full", "relaunch", "full cpu", "relaunch cpu",
+                                       "phase1", "phase1 cpu"), py.round(args.reps)):
                     py_rows[key].append(value)
     print(f"toolkit: {toolkit} ({'built' if built > 0.5 else 'cached'})")
     print(f"8-element float32 aclnnSoftmaxBackward on the default stream: {args.runs} runs x "
@@ -149,6 +156,11 @@ def main() -> None:
         print(f"{name:32s} {statistics.median(c):8.2f} {min(c):6.2f} "
               f"{statistics.median(c_cpu):6.2f} {statistics.median(p):9.2f} {min(p):6.2f} "
               f"{statistics.median(p_cpu):6.2f} {target:6.1f}")
+    p, p_cpu = py_rows["phase1"], py_rows["phase1 cpu"]
+    print(f"{'Python phase 1 alone (the floor)':32s} {'':8s} {'':6s} {'':6s} "
+          f"{statistics.median(p):9.2f} {min(p):6.2f} {statistics.median(p_cpu):6.2f}")
+    print("The C API's phase 1 is the Python API's phase 1 plus one call into the interpreter; "
+          "its phase 2 and synchronize run in C.")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
  * acl_meta.h, the aclnn operator headers) over the aclnn-py emulator. Every entry point forwards
  * to the Python runtime and operators (aclnn_py.acl, aclnn_py.aclnn) through cffi's embedding
  * mode, so codes, check order, aclGetRecentErrMsg texts, asynchrony and the memory checks are
- * those of the Python API.
+ * those of the Python API; aclrtSynchronizeStream and phase 2 first try their C paths (see "fast
+ * paths" below), which leave every refusal to Python.
  *
  * toolkit/build.py pastes this file after cffi's generated prologue (Python.h is included) and
  * after emb_config.h, which it writes on the user's machine: EMB_PROGRAM (the interpreter that
