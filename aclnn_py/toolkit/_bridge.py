@@ -30,8 +30,7 @@ from .. import runtime as acl_runtime
 from ..acl import _desc as acl_desc
 from ..executor import CONSUMED, READY, aclOpExecutor
 from ..ops import REGISTRY
-from ..runtime.core import ffi as _core_ffi
-from ..runtime.core import lib as _core_lib
+from ..runtime import launch as rt_launch
 from ..status import aclError, aclnnStatus, record
 from ..tensor import (
     aclBoolArray,
@@ -526,7 +525,7 @@ def aclSetTensorAddr(api_p, handle: int, index: int, tensor_h: int, addr: int) -
     except Unknown as exc:
         return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
     ret = getattr(aclnn, api)(executor, index, tensor, addr)
-    if ret == 0 and handle in _RECORDED:
+    if ret == 0 and executor is not None and handle in _RECORDED:
         _rebind(handle, executor)
     return ret
 
@@ -641,7 +640,7 @@ _BLOCKING_KEYS = ("ACL_LAUNCH_BLOCKING", "ASCEND_LAUNCH_BLOCKING")
 def _note_default() -> None:
     """Tell C this thread's default stream (read after the epoch: a change in between leaves
     C a stale epoch, never a stale stream)."""
-    epoch = _core_lib.emu_ctx_epoch()
+    epoch = rt_launch.ctx_epoch()
     st = acl_runtime.current_default_stream()
     if st is not None:
         lib.emb_note_default(epoch, st.handle, st.device)
@@ -721,13 +720,8 @@ def _fast_setup() -> None:
     from .. import config
     from ..diagnostics import wrap
 
-    def addr(name: str) -> int:
-        return int(_core_ffi.cast("uintptr_t", _core_ffi.addressof(_core_lib, name)))
-
-    lib.emb_fast_setup(addr("emu_stream_launch"), addr("emu_stream_synchronize"),
-                       addr("emu_host_task_stream"), addr("emu_mem_range_device"),
-                       addr("emu_ctx_epoch"), addr("emu_stream_device"),
-                       _core_ffi.sizeof("emu_task"))
+    core = rt_launch.c_entry_points()
+    lib.emb_fast_setup(*(core[name] for name in rt_launch.C_ENTRY_POINTS), core["task_size"])
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(before=_before_fork, after_in_child=_forget_records)
     config.on_change.append(_refresh_fast)
@@ -1032,7 +1026,10 @@ def aclSetDynamicTensorAddr(handle: int, ir_index: int, relative_index: int, lis
         tensors = TENSOR_LISTS.get("tensors", list_h)
     except Unknown as exc:
         return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
-    return aclnn.aclSetDynamicTensorAddr(executor, ir_index, relative_index, tensors, addr)
+    ret = aclnn.aclSetDynamicTensorAddr(executor, ir_index, relative_index, tensors, addr)
+    if ret == 0 and executor is not None and handle in _RECORDED:
+        _rebind(handle, executor)
+    return ret
 
 
 _VENDORS: dict[str, dict] = {}  # a vendor directory -> its operators, loaded once
