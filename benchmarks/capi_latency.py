@@ -1,9 +1,10 @@
 """The C API's launch latency beside the Python API's (docs/c_api.md, docs/performance.md).
 
-    python benchmarks/capi_latency.py [--reps N] [--runs R] [--fresh]
+    python benchmarks/capi_latency.py [--reps N] [--runs R] [--fresh | --toolkit DIR]
 
 Builds the toolkit (``aclnn-py toolkit``; ``--fresh`` builds one in a temporary
-XDG_CACHE_HOME instead of reusing the cached one), compiles ``capi_latency.cpp`` against it,
+XDG_CACHE_HOME instead of reusing the cached one; ``--toolkit DIR`` uses the one at DIR, e.g.
+another version's, for a before / after comparison), compiles ``capi_latency.cpp`` against it,
 and times an 8-element float32 aclnnSoftmaxBackward on the default stream:
 
 - phase 1 + phase 2 + synchronize: a single-use executor from scratch to a finished result;
@@ -120,6 +121,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs (C program starts)")
     parser.add_argument("--fresh", action="store_true",
                         help="build the toolkit in a temporary XDG_CACHE_HOME")
+    parser.add_argument("--toolkit", type=Path, default=None, metavar="DIR",
+                        help="use the toolkit at DIR instead of building one")
     args = parser.parse_args()
 
     from aclnn_py.toolkit import ensure_toolkit
@@ -127,7 +130,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="capi-latency-") as tmp:
         root = Path(tmp) / "xdg" / "aclnn-py" if args.fresh else None
         t0 = time.monotonic()
-        toolkit = ensure_toolkit(root=root)
+        toolkit = args.toolkit.resolve() if args.toolkit else ensure_toolkit(root=root)
         built = time.monotonic() - t0
         exe = build_program(toolkit, Path(tmp) / "capi_latency")
         env = dict(os.environ, LD_LIBRARY_PATH=str(toolkit / "lib64"))
@@ -144,7 +147,8 @@ def main() -> None:
                 for key, value in zip(("full", "relaunch", "full cpu", "relaunch cpu",
                                        "phase1", "phase1 cpu"), py.round(args.reps)):
                     py_rows[key].append(value)
-    print(f"toolkit: {toolkit} ({'built' if built > 0.5 else 'cached'})")
+    how = "given" if args.toolkit else "built" if built > 0.5 else "cached"
+    print(f"toolkit: {toolkit} ({how})")
     print(f"8-element float32 aclnnSoftmaxBackward on the default stream: {args.runs} runs x "
           f"{args.rounds} rounds x {args.reps} iterations; per-round means, us per iteration")
     print(f"{'':32s} {'C median':>8s} {'C min':>6s} {'C cpu':>6s} {'Py median':>9s} "
