@@ -72,6 +72,17 @@ class HandleTable:
                 while len(self.dead) > self.tombstones:
                     self.dead.popitem(last=False)
 
+    def retire_many(self, handles: list[int]) -> None:
+        """retire for each of ``handles``, under one lock."""
+        live, dead, keep = self.live, self.dead, self.keep
+        with self.lock:
+            for handle in handles:
+                obj = live.pop(handle, None)
+                if obj is not None:
+                    dead[handle] = obj if keep else None
+            while len(dead) > self.tombstones:
+                dead.popitem(last=False)
+
 
 class _Registry(HandleTable):
     """Descriptors and buffers: a null, destroyed or unknown handle is a code and a message."""

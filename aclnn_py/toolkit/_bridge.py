@@ -670,16 +670,17 @@ def _drain() -> None:
     buf = _TAKEN[0]
     if buf is None:
         buf = _TAKEN[0] = ffi.new("uintptr_t[]", 256)
+    live = EXECUTORS.live
     while True:
         n = lib.emb_consumed_take(buf, 256)
-        for i in range(n):
-            h = int(buf[i])
+        handles = ffi.unpack(buf, n)
+        for h in handles:
             _RECORDED.discard(h)
-            ex = EXECUTORS.live.get(h)
+            ex = live.get(h)
             if ex is not None and ex.state is READY:
                 ex.state = CONSUMED
                 ex.consumed_by = ex.op
-            EXECUTORS.retire(h)
+        EXECUTORS.retire_many(handles)
         if n < 256:
             return
 
