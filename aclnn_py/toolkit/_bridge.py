@@ -625,12 +625,13 @@ def phase2(api_p, workspace: int, workspace_size: int, handle: int, stream: int)
 
 
 # ------------------------------------------------------------------------ fast paths -------
-# (src/ascendcl.cpp, "fast paths"; docs/c_api.md) aclrtSynchronizeStream and the relaunch of a
-# repeatable executor run in C. Python keeps C's view up to date: which default stream this
-# thread's stream 0 is (under the runtime's context epoch), the launch records of repeatable
-# executors (made at their first phase 2 here, rebound with them, dropped before they are
-# destroyed), and whether C may take its paths at all (not while a diagnostic wraps the API or
-# aclInit's configuration sets ACL_LAUNCH_BLOCKING).
+# (src/ascendcl.cpp, "fast paths"; docs/c_api.md) aclrtSynchronizeStream and phase 2 run in C.
+# Python keeps C's view up to date: which default stream this thread's stream 0 is (under the
+# runtime's context epoch), the launch records of the executors (made at phase 1, or at a
+# repeatable executor's phase 2 here; rebound with them; dropped before Python launches or
+# destroys them; those C consumed are marked consumed here by _drain), and whether C may take
+# its paths at all (not while a diagnostic wraps the API or aclInit's configuration sets
+# ACL_LAUNCH_BLOCKING).
 
 _RECORDED: set[int] = set()  # executor handles with a launch record in C
 _fast = [False]  # C's fast paths are on
