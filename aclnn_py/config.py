@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from . import soc as _soc
 from .enums import Accumulation
@@ -33,6 +33,8 @@ KEYS = (
 )
 
 _overrides: dict[str, str] = {}
+# called after the overrides change (the toolkit's C paths follow ACL_LAUNCH_BLOCKING)
+on_change: list[Callable[[], None]] = []
 
 # What the C core can hold: device ids index fixed tables of MAX_DEVICES entries, and each
 # device's memory is one reserved virtual address range of MAX_MEM_LIMIT bytes.
@@ -88,10 +90,23 @@ def load_json(path: str) -> None:
         _overrides.clear()
         _overrides.update(previous)
         raise
+    finally:
+        _changed()
 
 
 def clear_overrides() -> None:
     _overrides.clear()
+    _changed()
+
+
+def override(key: str) -> Optional[str]:
+    """The value aclInit's configuration file gave ``key``, or None."""
+    return _overrides.get(key)
+
+
+def _changed() -> None:
+    for fn in on_change:
+        fn()
 
 
 def validate(keys=KEYS) -> None:

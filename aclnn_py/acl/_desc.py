@@ -14,6 +14,7 @@ message saying so; no handle crashes.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from typing import Any, Optional
@@ -47,13 +48,11 @@ class HandleTable:
         self.live: dict[int, Any] = {}
         self.dead: OrderedDict[int, Any] = OrderedDict()
         self.lock = threading.Lock()
-        self.serial = 0
+        self.serials = itertools.count(1)  # next() is atomic: add takes no lock
 
     def add(self, obj: Any) -> int:
-        with self.lock:
-            self.serial += 1
-            handle = self.base | (self.serial << 4)
-            self.live[handle] = obj
+        handle = self.base | (next(self.serials) << 4)
+        self.live[handle] = obj  # one dict store, atomic like lookup's reads
         return handle
 
     def lookup(self, handle: int) -> tuple[Any, bool]:
@@ -72,6 +71,17 @@ class HandleTable:
                 self.dead[handle] = obj if self.keep else None
                 while len(self.dead) > self.tombstones:
                     self.dead.popitem(last=False)
+
+    def retire_many(self, handles: list[int]) -> None:
+        """retire for each of ``handles``, under one lock."""
+        live, dead, keep = self.live, self.dead, self.keep
+        with self.lock:
+            for handle in handles:
+                obj = live.pop(handle, None)
+                if obj is not None:
+                    dead[handle] = obj if keep else None
+            while len(dead) > self.tombstones:
+                dead.popitem(last=False)
 
 
 class _Registry(HandleTable):

@@ -175,6 +175,9 @@ class _Active:
 _lock = threading.RLock()
 _ACTIVE = _Active(Features())
 _originals: dict[tuple[Any, str], Any] = {}  # (module, name) -> the original function
+# called after the wrappers are installed or removed (the toolkit's C paths bypass the API
+# functions, so they stand aside while the wrappers are in)
+on_change: list[Callable[[], None]] = []
 
 
 def current() -> Features:
@@ -281,6 +284,8 @@ def configure(checks: frozenset, trace: Optional[str], log_level: Optional[int],
             _install()
         else:
             _uninstall()
+        for fn in on_change:
+            fn()
 
 
 __all__ = ["Features", "configure", "current", "active", "installed", "user_site", "site_text",

@@ -121,6 +121,7 @@ def _detach_context(ctx: Context, release: _Release) -> None:
     S.contexts.pop(ctx.handle, None)
     if getattr(S.tls, "ctx", None) is ctx:
         S.tls.ctx = None
+    lib.emu_ctx_epoch_bump()  # (see set_device)
 
 
 def _check_device(api: str, device_id: int) -> int:
@@ -156,6 +157,9 @@ def set_device(device_id) -> int:
             S.default_ctx[device_id] = ctx
         S.device_refs[device_id] = S.device_refs.get(device_id, 0) + 1
         S.tls.ctx = ctx
+        # after every change of the live or current contexts: the toolkit's C fast paths cache
+        # a thread's default stream while the epoch stays (docs/c_api.md, "Fast paths")
+        lib.emu_ctx_epoch_bump()
         return 0
 
 
@@ -225,6 +229,7 @@ def create_context(device_id) -> tuple[int, int]:
         if ctx is None:
             return 0, record(api, E.ACL_ERROR_RT_NO_STREAM_RESOURCE, "could not start a stream")
         S.tls.ctx = ctx
+        lib.emu_ctx_epoch_bump()  # (see set_device)
         return ctx.handle, 0
 
 
@@ -264,6 +269,7 @@ def set_context(context) -> int:
         if ret:
             return ret
         S.tls.ctx = ctx
+        lib.emu_ctx_epoch_bump()  # (see set_device)
         return 0
 
 

@@ -112,3 +112,23 @@ _BASES = ffi.typeof("uintptr_t[]")
 # gone); 207008; or, with blocking=1, the stream's fault. The message of a failure is
 # core.last_c_msg(). The C function itself: a Python wrapper would cost as much as the launch.
 launch: Callable[[int, Any, int, Any, int, int], int] = lib.emu_stream_launch
+
+
+# The toolkit's C paths (aclnn_py/toolkit, docs/c_api.md "Fast paths") call these core
+# functions directly, from C, without the interpreter.
+C_ENTRY_POINTS = ("emu_stream_launch", "emu_stream_synchronize", "emu_host_task_stream",
+                  "emu_mem_range_device", "emu_ctx_epoch", "emu_stream_device")
+
+
+def c_entry_points() -> dict[str, int]:
+    """The addresses of :data:`C_ENTRY_POINTS`, and ``task_size``: sizeof(emu_task)."""
+    out = {name: int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+           for name in C_ENTRY_POINTS}
+    out["task_size"] = ffi.sizeof("emu_task")
+    return out
+
+
+# the runtime's context epoch: it moves after every change of the live or current contexts
+# (devices.py), so a thread's default stream noted under one epoch is still the one while the
+# epoch stays
+ctx_epoch: Callable[[], int] = lib.emu_ctx_epoch

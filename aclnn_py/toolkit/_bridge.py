@@ -18,7 +18,7 @@ traceback.
 from __future__ import annotations
 
 import atexit
-import functools
+import os
 import sys
 import threading
 from typing import Any, Callable, Optional
@@ -28,8 +28,9 @@ import numpy as np
 from .. import acl, aclnn, dtypes
 from .. import runtime as acl_runtime
 from ..acl import _desc as acl_desc
-from ..executor import READY, aclOpExecutor
+from ..executor import CONSUMED, READY, aclOpExecutor
 from ..ops import REGISTRY
+from ..runtime import launch as rt_launch
 from ..status import aclError, aclnnStatus, record
 from ..tensor import (
     aclBoolArray,
@@ -102,23 +103,27 @@ CALLBACKS: dict[str, Callable] = {}
 
 def _callback(api: str, error: Optional[int]):
     """Register ``fn`` as the callback ``py_<fn.__name__>``. Any exception becomes a message and
-    ``error``: a status code, 0 (a null handle) or None (a null ``char *``)."""
+    ``error``: a status code, 0 (a null handle) or None (a null ``char *``). cffi catches it
+    (def_extern's ``error`` and ``onerror``, see install), so a call costs no wrapper."""
 
     def wrap(fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def guarded(*args):
-            try:
-                return fn(*args)
-            except Exception as exc:  # an Unknown handle, or a bug of the emulator
-                text = str(exc) if isinstance(exc, Unknown) else \
-                    f"internal error of the emulator: {exc!r}"
-                record(api, error or ACLNN_ERR_INNER, text)
-                return ffi.NULL if error is None else error
-
-        CALLBACKS["py_" + fn.__name__] = guarded
+        CALLBACKS["py_" + fn.__name__] = fn
+        _ERRORS["py_" + fn.__name__] = (api, error)
         return fn
 
     return wrap
+
+
+_ERRORS: dict[str, tuple[str, Optional[int]]] = {}
+
+
+def _onerror_for(api: str, error: Optional[int]) -> Callable:
+    def onerror(exc_type, exc, tb) -> None:  # an Unknown handle, or a bug of the emulator
+        text = str(exc) if isinstance(exc, Unknown) else \
+            f"internal error of the emulator: {exc!r}"
+        record(api, error or ACLNN_ERR_INNER, text)
+
+    return onerror
 
 
 def _null(api: str, code: int, what: str) -> int:
@@ -210,7 +215,6 @@ for _name, _fn in (("aclrtSetDevice", acl.rt.set_device),
                    ("aclrtDestroyContext", acl.rt.destroy_context),
                    ("aclrtSetCurrentContext", acl.rt.set_context),
                    ("aclrtDestroyStream", acl.rt.destroy_stream),
-                   ("aclrtSynchronizeStream", acl.rt.synchronize_stream),
                    ("aclrtDestroyEvent", acl.rt.destroy_event),
                    ("aclrtRecordEvent", acl.rt.record_event),
                    ("aclrtResetEvent", acl.rt.reset_event),
@@ -235,6 +239,22 @@ def _getter(name: str, what: str, fn: Callable) -> None:
 
     call.__name__ = name
     _callback(name, ACL_ERROR_INTERNAL_ERROR)(call)
+
+
+@_callback("aclrtSynchronizeStream", ACL_ERROR_INTERNAL_ERROR)
+def aclrtSynchronizeStream(stream: int) -> int:
+    ret = acl.rt.synchronize_stream(stream)
+    if stream == 0:
+        _note_default()
+    return ret
+
+
+@_callback("aclrtSynchronizeStream", ACL_ERROR_INTERNAL_ERROR)
+def sync_fault(stream: int, code: int) -> int:
+    """aclrtSynchronizeStream's C path collected a task's fault (``code``; its message is the
+    core's last one on this thread): recorded as the Python API records it."""
+    return record("aclrtSynchronizeStream", code,
+                  f"a task failed on the stream: {acl_runtime.last_c_msg()}")
 
 
 _getter("aclrtGetDevice", "deviceId", acl.rt.get_device)
@@ -462,6 +482,8 @@ def aclSetRawTensorAddr(handle: int, addr: int) -> int:
 
 def _executor(api: str, handle: int, code: int) -> tuple[Optional[aclOpExecutor], int]:
     """(executor or None for 0, 0), or (None, recorded ``code``) for an unknown handle."""
+    if handle in _RECORDED and lib.emb_consumed_count():
+        _drain()  # C may have consumed it: Python's state first
     try:
         return EXECUTORS.get("executor", handle), 0
     except Unknown as exc:
@@ -481,6 +503,11 @@ def aclExecutorCall(api_p, handle: int) -> int:
     executor, ret = _executor(api, handle, ACLNN_ERR_INNER)
     if ret:
         return ret
+    if handle in _RECORDED:  # C's record follows first (none left: C consumed it just now)
+        present = (lib.emb_record_repeatable(handle) if api == "aclSetAclOpExecutorRepeatable"
+                   else _drop(handle))
+        if not present:
+            _drain()
     ret = getattr(aclnn, api)(executor)
     _settle(handle, executor)
     return ret
@@ -497,33 +524,59 @@ def aclSetTensorAddr(api_p, handle: int, index: int, tensor_h: int, addr: int) -
         tensor = TENSORS.get("tensor", tensor_h)
     except Unknown as exc:
         return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
-    return getattr(aclnn, api)(executor, index, tensor, addr)
+    ret = getattr(aclnn, api)(executor, index, tensor, addr)
+    if ret == 0 and executor is not None and handle in _RECORDED:
+        _rebind(handle, executor)
+    return ret
 
 
 # ------------------------------------------------------------------------- operators -------
+
+_PHASE1: dict[bytes, tuple] = {}  # api name -> (api, op, its parameters, its function)
+
+
+def _phase1_entry(key: bytes) -> tuple:
+    from ..diagnostics import wrap
+
+    api = key.decode()
+    op = REGISTRY[api[:-len("GetWorkspaceSize")]]
+    slots = tuple(None if name in op.int_params else name for name in op.params)
+    entry = _PHASE1[key] = (api, op, slots, wrap.original(getattr(aclnn, api)))
+    return entry
+
 
 @_callback("phase1", ACLNN_ERR_INNER)
 def phase1(api_p, ntensors: int, tensors_p, dim: int, ws_out, ex_out) -> int:
     """Every ``aclnnXxxGetWorkspaceSize``: the tensors in CANN's order, and dim when the
     operator has one."""
-    api = ffi.string(api_p).decode()
-    op = REGISTRY[api[:-len("GetWorkspaceSize")]]
+    key = ffi.string(api_p)
+    entry = _PHASE1.get(key)
+    if entry is None:
+        entry = _phase1_entry(key)
+    api, op, slots, fn = entry
     if op.name in _COMM_INPUT and (ws_out == ffi.NULL or ex_out == ffi.NULL):
         return record(api, ACLNN_ERR_PARAM_NULLPTR,
                       f"{'workspaceSize' if ws_out == ffi.NULL else 'executor'} is null: both "
                       "out-parameters are required (checked first, as CANN's "
                       "OP_CHECK_COMM_INPUT does)")
     handles = iter(ffi.unpack(tensors_p, ntensors))
+    live = TENSORS.live
     args: list = []
-    for name in op.params:
-        if name in op.int_params:
+    for name in slots:
+        if name is None:
             args.append(dim)
-        else:
+            continue
+        h = next(handles)
+        tensor = live.get(h)
+        if tensor is None:  # null, destroyed or unknown: the table's full answer
             try:
-                args.append(TENSORS.get(name, next(handles)))
+                tensor = TENSORS.get(name, h)
             except Unknown as exc:
                 return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
-    return _phase1_out(api, getattr(aclnn, api)(*args), ws_out, ex_out)
+        args.append(tensor)
+    if not _fast[0]:  # a diagnostic wraps the API: its function, as it is now
+        fn = getattr(aclnn, api)
+    return _phase1_out(api, fn(*args), ws_out, ex_out)
 
 
 def _phase1_out(api: str, result: tuple, ws_out, ex_out) -> int:
@@ -539,8 +592,17 @@ def _phase1_out(api: str, result: tuple, ws_out, ex_out) -> int:
                       f"{'workspaceSize' if ws_out == ffi.NULL else 'executor'} is null: CANN "
                       "would write the result through it (a crash on hardware)")
     ws_out[0] = size
-    ex_out[0] = EXECUTORS.add(executor)
+    ex_out[0] = handle = EXECUTORS.add(executor)
+    if _fast[0]:
+        _since_drain[0] += 1
+        if _since_drain[0] >= 64:  # C's consumed executors, retired here in batches
+            _since_drain[0] = 0
+            _drain()
+        _record(handle, executor, False)
     return 0
+
+
+_since_drain = [0]
 
 
 @_callback("phase2", ACLNN_ERR_INNER)
@@ -550,17 +612,126 @@ def phase2(api_p, workspace: int, workspace_size: int, handle: int, stream: int)
     executor, ret = _executor(api, handle, ACLNN_ERR_PARAM_NULLPTR)
     if ret:
         return ret
+    if handle in _RECORDED and not _drop(handle):  # Python launches: C's record goes first
+        _drain()
     ret = getattr(aclnn, api)(workspace, workspace_size, executor, stream)
     _settle(handle, executor)
+    if ret == 0:
+        if stream == 0:
+            _note_default()
+        if executor is not None and executor.repeatable and _fast[0]:
+            _record(handle, executor, True)
     return ret
 
 
+# ------------------------------------------------------------------------ fast paths -------
+# (src/ascendcl.cpp, "fast paths"; docs/c_api.md) aclrtSynchronizeStream and phase 2 run in C.
+# Python keeps C's view up to date: which default stream this thread's stream 0 is (under the
+# runtime's context epoch), the launch records of the executors (made at phase 1, or at a
+# repeatable executor's phase 2 here; rebound with them; dropped before Python launches or
+# destroys them; those C consumed are marked consumed here by _drain), and whether C may take
+# its paths at all (not while a diagnostic wraps the API or aclInit's configuration sets
+# ACL_LAUNCH_BLOCKING).
+
+_RECORDED: set[int] = set()  # executor handles with a launch record in C
+_fast = [False]  # C's fast paths are on
+_BLOCKING_KEYS = ("ACL_LAUNCH_BLOCKING", "ASCEND_LAUNCH_BLOCKING")
+
+
+def _note_default() -> None:
+    """Tell C this thread's default stream (read after the epoch: a change in between leaves
+    C a stale epoch, never a stale stream)."""
+    epoch = rt_launch.ctx_epoch()
+    st = acl_runtime.current_default_stream()
+    if st is not None:
+        lib.emb_note_default(epoch, st.handle, st.device)
+
+
+def _record(handle: int, executor: aclOpExecutor, repeatable: bool) -> None:
+    """A launch record for ``executor`` (phase 1: single-use; a repeatable executor's first
+    phase 2 here: repeatable), when C can launch it: builtin kernels, a device."""
+    if executor.host is not None or not executor.ntasks or executor.templates is None:
+        return
+    op = _OP_NAMES.get(executor.op)
+    if op is None:
+        op = _OP_NAMES[executor.op] = executor.op.encode()
+    if lib.emb_record_set(handle, op, executor.templates, executor.ntasks, executor.bases,
+                          executor.ws_slot + 1, executor.ws_slot, executor.plan.ws_size,
+                          executor.device, repeatable):
+        _RECORDED.add(handle)
+
+
+_OP_NAMES: dict[str, bytes] = {}
+_TAKEN = [None]  # the buffer of _drain, made at the first use
+
+
+def _drain() -> None:
+    """Mark the single-use executors C launched as consumed (by their operator, as a Python
+    phase 2 marks them) and retire their handles."""
+    buf = _TAKEN[0]
+    if buf is None:
+        buf = _TAKEN[0] = ffi.new("uintptr_t[]", 256)
+    live = EXECUTORS.live
+    while True:
+        n = lib.emb_consumed_take(buf, 256)
+        handles = ffi.unpack(buf, n)
+        for h in handles:
+            _RECORDED.discard(h)
+            ex = live.get(h)
+            if ex is not None and ex.state is READY:
+                ex.state = CONSUMED
+                ex.consumed_by = ex.op
+        EXECUTORS.retire_many(handles)
+        if n < 256:
+            return
+
+
+def _rebind(handle: int, executor: aclOpExecutor) -> None:
+    lib.emb_record_rebind(handle, executor.bases, executor.ws_slot + 1)
+
+
+def _drop(handle: int) -> bool:
+    """Drop C's record; False when there was none left (C consumed the executor: _drain)."""
+    _RECORDED.discard(handle)
+    return bool(lib.emb_record_drop(handle))
+
+
+def _refresh_fast() -> None:
+    """C's paths are on unless the diagnostics wrap the API (they see every call) or aclInit's
+    configuration file sets a launch-blocking variable (C reads the environment's itself)."""
+    from .. import config
+    from ..diagnostics import wrap
+
+    on = not wrap.installed() and not any(config.override(k) is not None
+                                          for k in _BLOCKING_KEYS)
+    _fast[0] = on
+    if lib is not None:
+        lib.emb_fast_enable(1 if on else 0)
+
+
+def _forget_records() -> None:
+    _RECORDED.clear()  # fork(): the child's C table is empty (src/ascendcl.cpp)
+
+
+def _before_fork() -> None:
+    if lib is not None and lib.emb_consumed_count():
+        _drain()  # the child sees the executors C consumed as consumed
+
+
+def _fast_setup() -> None:
+    from .. import config
+    from ..diagnostics import wrap
+
+    core = rt_launch.c_entry_points()
+    lib.emb_fast_setup(*(core[name] for name in rt_launch.C_ENTRY_POINTS), core["task_size"])
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=_before_fork, after_in_child=_forget_records)
+    config.on_change.append(_refresh_fast)
+    wrap.on_change.append(_refresh_fast)
+    _refresh_fast()
+
+
 # --------------------------------------------------------------------------- install -------
-
-def _onerror(exc_type, exc, tb) -> None:
-    """A return value cffi could not convert (a bug): recorded; C gets zero."""
-    record("aclnn-py", ACLNN_ERR_INNER, f"internal error of the emulator: {exc!r}")
-
 
 # --------------------------------------- acl_base.h / acl_rt.h: the generic callbacks -------
 # (src/acl_extra.cpp) Descriptors and data buffers are aclnn_py.acl's own handles (ints that
@@ -757,7 +928,10 @@ def install(embedded_ffi, embedded_lib) -> None:
     global ffi, lib
     ffi, lib = embedded_ffi, embedded_lib
     for name, fn in CALLBACKS.items():
-        embedded_ffi.def_extern(name=name, onerror=_onerror)(fn)
+        api, error = _ERRORS[name]
+        kwargs = {} if error is None else {"error": error}  # None: NULL (cffi's default)
+        embedded_ffi.def_extern(name=name, onerror=_onerror_for(api, error), **kwargs)(fn)
+    _fast_setup()
 
 
 def callback_names() -> list[str]:
@@ -854,7 +1028,10 @@ def aclSetDynamicTensorAddr(handle: int, ir_index: int, relative_index: int, lis
         tensors = TENSOR_LISTS.get("tensors", list_h)
     except Unknown as exc:
         return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
-    return aclnn.aclSetDynamicTensorAddr(executor, ir_index, relative_index, tensors, addr)
+    ret = aclnn.aclSetDynamicTensorAddr(executor, ir_index, relative_index, tensors, addr)
+    if ret == 0 and executor is not None and handle in _RECORDED:
+        _rebind(handle, executor)
+    return ret
 
 
 _VENDORS: dict[str, dict] = {}  # a vendor directory -> its operators, loaded once

@@ -201,6 +201,19 @@ _HELPERS = """
 char *emb_keep_message(const char *text);
 char *emb_intern(const char *text);
 int64_t *emb_new_dims(uint64_t n);
+void emb_fast_setup(uintptr_t launch, uintptr_t sync, uintptr_t host_stream, uintptr_t range,
+                    uintptr_t epoch, uintptr_t stream_device, size_t task_size);
+void emb_fast_enable(int on);
+void emb_note_default(uint64_t epoch, uintptr_t stream, int32_t device);
+int emb_record_set(uintptr_t handle, const char *api, const void *templates, int32_t ntasks,
+                   const uintptr_t *bases, int32_t nbases, int32_t ws_slot, uint64_t ws_need,
+                   int32_t device, int repeatable);
+void emb_record_rebind(uintptr_t handle, const uintptr_t *bases, int32_t nbases);
+int emb_record_drop(uintptr_t handle);
+int emb_record_repeatable(uintptr_t handle);
+int emb_consumed_take(uintptr_t *out, int cap);
+int64_t emb_consumed_count(void);
+int64_t emb_record_count(void);
 """
 
 def _init_code(package: Path = PACKAGE, executable: str = sys.executable) -> str:

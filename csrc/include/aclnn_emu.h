@@ -365,6 +365,14 @@ int emu_stream_synchronize(uintptr_t stream, char *msg, int msglen);
 int emu_last_msg(char *msg, int msglen);
     /* copies the message of this thread's last failing emu_stream_* call; its length */
 int emu_stream_pending(uintptr_t stream);               /* tasks enqueued and not finished */
+int32_t emu_stream_device(uintptr_t stream);
+    /* the device a live stream was created on, or -1 */
+uint64_t emu_ctx_epoch(void);
+void emu_ctx_epoch_bump(void);
+    /* a counter the Python runtime moves after every change of which contexts are live or
+       current (set / reset device, create / destroy / set context, fork): while it has not
+       moved, a thread's current context's default stream found earlier is still the one (the
+       toolkit's C fast paths cache it per thread). fork() moves it too. */
 int64_t emu_stream_tasks_run(uintptr_t stream);         /* tasks finished since creation */
 
 uintptr_t emu_event_create(void);

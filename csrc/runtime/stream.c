@@ -852,6 +852,22 @@ int emu_stream_pending(uintptr_t stream)
     return (int)pending;
 }
 
+int32_t emu_stream_device(uintptr_t stream)
+{
+    emu_stream *s = acquire_stream(stream);
+    if (!s)
+        return -1;
+    int32_t device = s->device;
+    emu_ref_release(&s->ref);
+    return device;
+}
+
+static uint64_t ctx_epoch = 1;
+
+uint64_t emu_ctx_epoch(void) { return __atomic_load_n(&ctx_epoch, __ATOMIC_ACQUIRE); }
+
+void emu_ctx_epoch_bump(void) { __atomic_add_fetch(&ctx_epoch, 1, __ATOMIC_ACQ_REL); }
+
 int64_t emu_stream_tasks_run(uintptr_t stream)
 {
     emu_stream *s = acquire_stream(stream);
@@ -889,6 +905,7 @@ void emu_stream_atfork_child(void)
     pthread_mutex_init(&trace_mu, NULL); /* the parent's records are not the child's */
     trace_on = 0;
     trace_count = trace_dropped = 0;
+    ctx_epoch++; /* the parent's contexts are not the child's */
 }
 
 /* -------------------------------------------------------------------------- events ------- */

@@ -3,7 +3,8 @@
  * acl_meta.h, the aclnn operator headers) over the aclnn-py emulator. Every entry point forwards
  * to the Python runtime and operators (aclnn_py.acl, aclnn_py.aclnn) through cffi's embedding
  * mode, so codes, check order, aclGetRecentErrMsg texts, asynchrony and the memory checks are
- * those of the Python API.
+ * those of the Python API; aclrtSynchronizeStream and phase 2 first try their C paths (see "fast
+ * paths" below), which leave every refusal to Python.
  *
  * toolkit/build.py pastes this file after cffi's generated prologue (Python.h is included) and
  * after emb_config.h, which it writes on the user's machine: EMB_PROGRAM (the interpreter that
@@ -91,6 +92,297 @@ static char *emb_intern(const char *text)
 static int64_t *emb_new_dims(uint64_t n)
 {
     return new (std::nothrow) int64_t[n ? n : 1];
+}
+
+
+/* ------------------------------------------------------------------------ fast paths ---- */
+/* Three calls run without the interpreter when they can (docs/c_api.md, "Fast paths"):
+ * aclrtSynchronizeStream, and phase 2 (aclnnXxx) of a repeatable executor that phase 2 has
+ * launched once through Python, which then left a launch record here: a copy of the executor's
+ * C task templates and base addresses, its operator, its device and the workspace size phase 1
+ * asked for. The C path makes phase 2's checks itself (the operator, the workspace: null, size,
+ * alignment, live device memory; the stream: live, on the executor's device; the tensors: the
+ * core's launch checks every range against the live allocations, all or nothing) and launches
+ * through the core's C entry point. Whenever a check fails, or anything is unusual (a
+ * diagnostic is on, ACL_LAUNCH_BLOCKING / ASCEND_LAUNCH_BLOCKING is set, the thread runs a
+ * custom operator's kernel, no record, a stale default stream), nothing has happened yet and
+ * the call goes to Python, which answers it as before, with its code and its message. */
+
+typedef int (*emb_launch_fn)(uintptr_t, const void *, int32_t, const uintptr_t *, int32_t, int);
+typedef int (*emb_sync_fn)(uintptr_t, char *, int);
+typedef uintptr_t (*emb_host_stream_fn)(void);
+typedef int64_t (*emb_range_fn)(uintptr_t, uint64_t);
+typedef uint64_t (*emb_epoch_fn)(void);
+typedef int32_t (*emb_stream_device_fn)(uintptr_t);
+
+static emb_launch_fn core_launch;
+static emb_sync_fn core_sync;
+static emb_host_stream_fn core_host_task_stream;
+static emb_range_fn core_range_device;
+static emb_epoch_fn core_epoch;
+static emb_stream_device_fn core_stream_device;
+static size_t core_task_size;
+static int emb_fast_on; /* set by Python: no diagnostic wrappers, no launch-blocking override */
+
+#define EMB_MAX_BASES 32
+#define EMB_WORKSPACE_ALIGN 8 /* aclnn_py/executor.py WORKSPACE_ALIGN */
+#define EMB_BUCKETS 4096
+
+struct emb_rec {
+    struct emb_rec *next;
+    uintptr_t handle;
+    char api[64];
+    const void *templates; /* the executor's (the bridge keeps the executor while its record
+                              lives: a record is dropped before the handle is retired) */
+    int32_t ntasks, nbases, ws_slot, device;
+    int repeatable; /* else the first C launch consumes the executor (and drops the record) */
+    uint64_t ws_need;
+    uintptr_t bases[EMB_MAX_BASES];
+};
+
+static pthread_rwlock_t emb_rec_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct emb_rec *emb_recs[EMB_BUCKETS];
+static int64_t emb_nrecs;
+/* single-use executors C launched (so consumed): Python takes them (emb_consumed_take) and
+   marks them consumed before it looks at any of them, or at the next phase 1 */
+static uintptr_t *emb_consumed;
+static int64_t emb_nconsumed, emb_consumed_cap;
+
+/* this thread's current context's default stream, valid while the runtime's epoch stays */
+static __thread uint64_t emb_tls_epoch;
+static __thread uintptr_t emb_tls_stream;
+static __thread int32_t emb_tls_device;
+
+static inline size_t emb_bucket(uintptr_t h) { return (size_t)((h ^ (h >> 10) ^ (h >> 20)) % EMB_BUCKETS); }
+
+static void emb_fast_setup(uintptr_t launch, uintptr_t sync, uintptr_t host_stream, uintptr_t range,
+                           uintptr_t epoch, uintptr_t stream_device, size_t task_size)
+{
+    core_launch = (emb_launch_fn)launch;
+    core_sync = (emb_sync_fn)sync;
+    core_host_task_stream = (emb_host_stream_fn)host_stream;
+    core_range_device = (emb_range_fn)range;
+    core_epoch = (emb_epoch_fn)epoch;
+    core_stream_device = (emb_stream_device_fn)stream_device;
+    core_task_size = task_size;
+}
+
+static void emb_fast_enable(int on) { __atomic_store_n(&emb_fast_on, on, __ATOMIC_RELEASE); }
+
+static void emb_note_default(uint64_t epoch, uintptr_t stream, int32_t device)
+{
+    emb_tls_epoch = epoch;
+    emb_tls_stream = stream;
+    emb_tls_device = device;
+}
+
+static struct emb_rec *emb_find_locked(uintptr_t handle)
+{
+    for (struct emb_rec *r = emb_recs[emb_bucket(handle)]; r; r = r->next)
+        if (r->handle == handle)
+            return r;
+    return NULL;
+}
+
+static void emb_unlink_locked(uintptr_t handle)
+{
+    struct emb_rec **at = &emb_recs[emb_bucket(handle)];
+    while (*at && (*at)->handle != handle)
+        at = &(*at)->next;
+    struct emb_rec *r = *at;
+    if (r) {
+        *at = r->next;
+        free(r);
+        emb_nrecs--;
+    }
+}
+
+/* 1 recorded, 0 not (too many bases, no memory, no core): phase 2 then stays in Python */
+static int emb_record_set(uintptr_t handle, const char *api, const void *templates, int32_t ntasks,
+                          const uintptr_t *bases, int32_t nbases, int32_t ws_slot, uint64_t ws_need,
+                          int32_t device, int repeatable)
+{
+    if (!core_launch || ntasks <= 0 || nbases <= 0 || nbases > EMB_MAX_BASES || ws_slot < 0 ||
+        ws_slot >= nbases || strlen(api) >= sizeof(((struct emb_rec *)0)->api))
+        return 0;
+    struct emb_rec *r = (struct emb_rec *)malloc(sizeof *r);
+    if (!r)
+        return 0;
+    r->handle = handle;
+    strcpy(r->api, api);
+    r->templates = templates;
+    r->ntasks = ntasks;
+    r->nbases = nbases;
+    r->ws_slot = ws_slot;
+    r->ws_need = ws_need;
+    r->device = device;
+    r->repeatable = repeatable;
+    memcpy(r->bases, bases, (size_t)nbases * sizeof *bases);
+    pthread_rwlock_wrlock(&emb_rec_lock);
+    emb_unlink_locked(handle);
+    size_t b = emb_bucket(handle);
+    r->next = emb_recs[b];
+    emb_recs[b] = r;
+    emb_nrecs++;
+    pthread_rwlock_unlock(&emb_rec_lock);
+    return 1;
+}
+
+/* aclSetInputTensorAddr and the like moved a tensor: the record follows (Python checked it) */
+static void emb_record_rebind(uintptr_t handle, const uintptr_t *bases, int32_t nbases)
+{
+    pthread_rwlock_wrlock(&emb_rec_lock);
+    struct emb_rec *r = emb_find_locked(handle);
+    if (r && nbases == r->nbases)
+        memcpy(r->bases, bases, (size_t)nbases * sizeof *bases);
+    else if (r)
+        emb_unlink_locked(handle);
+    pthread_rwlock_unlock(&emb_rec_lock);
+}
+
+/* no C launch starts from the record once this returns: 1, or 0 when there was none (a
+   single-use executor C consumed meanwhile: emb_consumed_take has it) */
+static int emb_record_drop(uintptr_t handle)
+{
+    pthread_rwlock_wrlock(&emb_rec_lock);
+    int found = emb_find_locked(handle) != NULL;
+    emb_unlink_locked(handle);
+    pthread_rwlock_unlock(&emb_rec_lock);
+    return found;
+}
+
+/* aclSetAclOpExecutorRepeatable: 1, or 0 when there is no record (as emb_record_drop) */
+static int emb_record_repeatable(uintptr_t handle)
+{
+    pthread_rwlock_wrlock(&emb_rec_lock);
+    struct emb_rec *r = emb_find_locked(handle);
+    if (r)
+        r->repeatable = 1;
+    pthread_rwlock_unlock(&emb_rec_lock);
+    return r != NULL;
+}
+
+/* moves up to cap handles of executors C consumed into out; how many */
+static int emb_consumed_take(uintptr_t *out, int cap)
+{
+    pthread_rwlock_wrlock(&emb_rec_lock);
+    int n = emb_nconsumed < cap ? (int)emb_nconsumed : cap;
+    memcpy(out, emb_consumed, (size_t)n * sizeof *out);
+    memmove(emb_consumed, emb_consumed + n, (size_t)(emb_nconsumed - n) * sizeof *out);
+    emb_nconsumed -= n;
+    pthread_rwlock_unlock(&emb_rec_lock);
+    return n;
+}
+
+static int64_t emb_consumed_count(void) { return __atomic_load_n(&emb_nconsumed, __ATOMIC_ACQUIRE); }
+
+static int64_t emb_record_count(void)
+{
+    pthread_rwlock_rdlock(&emb_rec_lock);
+    int64_t n = emb_nrecs;
+    pthread_rwlock_unlock(&emb_rec_lock);
+    return n;
+}
+
+/* fork(): the table is kept still across the fork; the child's runtime starts afresh (its
+   contexts, streams and memory are new), so the parent's records and this thread's default
+   stream are dropped there */
+static void emb_fast_atfork_prepare(void) { pthread_rwlock_wrlock(&emb_rec_lock); }
+
+static void emb_fast_atfork_parent(void) { pthread_rwlock_unlock(&emb_rec_lock); }
+
+static void emb_fast_atfork_child(void)
+{
+    pthread_rwlock_init(&emb_rec_lock, NULL);
+    for (size_t i = 0; i < EMB_BUCKETS; i++) {
+        while (emb_recs[i]) {
+            struct emb_rec *r = emb_recs[i];
+            emb_recs[i] = r->next;
+                free(r);
+        }
+    }
+    emb_nrecs = 0;
+    emb_nconsumed = 0;
+    emb_tls_epoch = 0;
+    emb_tls_stream = 0;
+}
+
+static inline int emb_nonempty(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v;
+}
+
+/* the common conditions of every fast path: 1 when C may go on alone */
+static inline int emb_fast_ok(void)
+{
+    return __atomic_load_n(&emb_fast_on, __ATOMIC_ACQUIRE) && core_launch &&
+           !core_host_task_stream();
+}
+
+/* the live stream a call names, and its device: 0 (the current context's default stream, when
+   this thread found it under the present epoch) or a live stream of the core */
+static inline int emb_fast_stream(uintptr_t stream, uintptr_t *handle, int32_t *device)
+{
+    if (stream == 0) {
+        if (!emb_tls_stream || emb_tls_epoch != core_epoch())
+            return 0;
+        *handle = emb_tls_stream;
+        *device = emb_tls_device;
+        return 1;
+    }
+    int32_t d = core_stream_device(stream);
+    if (d < 0)
+        return 0;
+    *handle = stream;
+    *device = d;
+    return 1;
+}
+
+/* phase 2 of a recorded executor: 0 launched, -1 for Python to answer */
+static int emb_fast_launch(const char *api, uintptr_t ws, uint64_t ws_size, uintptr_t executor,
+                           uintptr_t stream)
+{
+    uintptr_t sh;
+    int32_t device;
+    if (!executor || !emb_fast_ok() || emb_nonempty("ACL_LAUNCH_BLOCKING") ||
+        emb_nonempty("ASCEND_LAUNCH_BLOCKING") || !emb_fast_stream(stream, &sh, &device))
+        return -1;
+    int rc = -1;
+    pthread_rwlock_wrlock(&emb_rec_lock); /* (a single-use record goes at its launch) */
+    struct emb_rec *r = emb_find_locked(executor);
+    if (r && !r->repeatable && emb_nconsumed == emb_consumed_cap) { /* room first */
+        int64_t cap = emb_consumed_cap ? 2 * emb_consumed_cap : 64;
+        uintptr_t *grown = (uintptr_t *)realloc(emb_consumed, (size_t)cap * sizeof *grown);
+        if (grown) {
+            emb_consumed = grown;
+            emb_consumed_cap = cap;
+        } else {
+            r = NULL;
+        }
+    }
+    if (r && r->device == device && strcmp(r->api, api) == 0) {
+        int ws_ok = 1;
+        if (ws_size || r->ws_need) /* executor.py _check_launch, in its order */
+            ws_ok = !(ws_size > 0 && ws == 0) && ws_size >= r->ws_need &&
+                    !(ws_size > 0 && ws % EMB_WORKSPACE_ALIGN) &&
+                    !(ws_size > 0 && core_range_device(ws, ws_size) < 0);
+        if (ws_ok) {
+            uintptr_t bases[EMB_MAX_BASES];
+            memcpy(bases, r->bases, (size_t)r->nbases * sizeof *bases);
+            bases[r->ws_slot] = ws;
+            if (core_launch(sh, r->templates, r->ntasks, bases, r->nbases, 0) == 0) {
+                rc = 0; /* else nothing was enqueued: Python finds out why and says so */
+                if (!r->repeatable) {
+                    __atomic_store_n(&emb_consumed[emb_nconsumed], executor, __ATOMIC_RELAXED);
+                    __atomic_store_n(&emb_nconsumed, emb_nconsumed + 1, __ATOMIC_RELEASE);
+                    emb_unlink_locked(executor);
+                }
+            }
+        }
+    }
+    pthread_rwlock_unlock(&emb_rec_lock);
+    return rc;
 }
 
 /* ------------------------------------------------------------- starting the interpreter -- */
@@ -194,6 +486,7 @@ static void emb_start(void)
         emb_state = EMB_FAILED;
         return;
     }
+    pthread_atfork(emb_fast_atfork_prepare, emb_fast_atfork_parent, emb_fast_atfork_child);
     if (emb_started_python) {
         pthread_atfork(emb_fork_prepare, emb_fork_parent, emb_fork_child);
         atexit(emb_at_exit);
@@ -283,7 +576,21 @@ aclError aclrtCreateStream(aclrtStream *stream)
 }
 
 aclError aclrtDestroyStream(aclrtStream stream) { ACL_READY(); return py_aclrtDestroyStream(U(stream)); }
-aclError aclrtSynchronizeStream(aclrtStream stream) { ACL_READY(); return py_aclrtSynchronizeStream(U(stream)); }
+aclError aclrtSynchronizeStream(aclrtStream stream)
+{
+    ACL_READY();
+    uintptr_t h;
+    int32_t device;
+    if (emb_fast_ok() && emb_fast_stream(U(stream), &h, &device)) {
+        int rc = core_sync(h, NULL, 0); /* a fault's message stays in the core for Python */
+        if (rc == 0)
+            return ACL_SUCCESS;
+        if (rc != 107017 && rc != 207000) /* a task's fault: collected, Python records it */
+            return py_sync_fault(U(stream), rc);
+        /* the stream went meanwhile, or a kernel called: nothing happened, Python answers */
+    }
+    return py_aclrtSynchronizeStream(U(stream));
+}
 
 aclError aclrtCreateEvent(aclrtEvent *event)
 {
@@ -516,6 +823,8 @@ static aclnnStatus emb_phase2(const char *api, void *workspace, uint64_t workspa
                               aclrtStream stream)
 {
     NN_READY();
+    if (emb_fast_launch(api, U(workspace), workspaceSize, U(executor), U(stream)) == 0)
+        return 0;
     return py_phase2(api, U(workspace), workspaceSize, U(executor), U(stream));
 }
 

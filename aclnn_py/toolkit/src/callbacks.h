@@ -24,6 +24,7 @@ int32_t py_aclrtGetCurrentContext(uintptr_t *context);
 int32_t py_aclrtCreateStream(uintptr_t *stream);
 int32_t py_aclrtDestroyStream(uintptr_t stream);
 int32_t py_aclrtSynchronizeStream(uintptr_t stream);
+int32_t py_sync_fault(uintptr_t stream, int32_t code);
 int32_t py_aclrtCreateEvent(uintptr_t *event);
 int32_t py_aclrtDestroyEvent(uintptr_t event);
 int32_t py_aclrtRecordEvent(uintptr_t event, uintptr_t stream);
