@@ -992,10 +992,10 @@ ACLK_INLINE int i8_stats(const ex_ctx *c, const int8_t *x, blk_t b, ws_i8 *ws)
     }
     for (int64_t R = b.R; R > 1;) {
         const int64_t h = R / 2, keep = R - h;
+        const int8_t *restrict hx = mx + keep * b.w, *restrict hn = mn + keep * b.w;
         for (int64_t k = 0; k < h * b.w; k++) {
-            const int8_t a = mx[keep * b.w + k], z = mn[keep * b.w + k];
-            mx[k] = a > mx[k] ? a : mx[k];
-            mn[k] = z < mn[k] ? z : mn[k];
+            mx[k] = hx[k] > mx[k] ? hx[k] : mx[k];
+            mn[k] = hn[k] < mn[k] ? hn[k] : mn[k];
         }
         R = keep;
     }
@@ -1345,8 +1345,10 @@ I8_CHUNK(chunk_i8_avx512, ACLK_TARGET_AVX512, i8_sums_512, i8_out_512)
 #endif
 #undef I8_CHUNK
 
-/* the portable level: as above, with the exps of a block of up to KEEP elements kept in thread
-   scratch between passes 2 and 3 (softmax) */
+/* the portable level: as above, with the exps of a block kept in thread scratch between passes
+   2 and 3 (softmax): up to KEEP elements, or a whole slab (inner <= SEG, which cannot be
+   narrowed) of up to KEEP_SLAB, as softmax.c's float32 kernel keeps them */
+#define KEEP_SLAB 262144
 ACLK_CLONES static void chunk_i8_gen(void *ctx, int64_t t0, int64_t t1)
 {
     const ex_ctx *c = (const ex_ctx *)ctx;
@@ -1354,12 +1356,14 @@ ACLK_CLONES static void chunk_i8_gen(void *ctx, int64_t t0, int64_t t1)
     uint8_t *y = (uint8_t *)c->y;
     ws_i8 ws;
     float dbuf[SEG], ebuf[SEG];
-    float *eblk = c->lg ? NULL : (float *)aclk_scratch(KEEP * sizeof(float));
+    const int64_t need = c->axis * c->W;
+    const int64_t cap = c->inner <= SEG && need > KEEP && need <= KEEP_SLAB ? need : KEEP;
+    float *eblk = c->lg ? NULL : (float *)aclk_scratch((size_t)cap * sizeof(float));
     for (int64_t t = t0; t < t1; t++) {
         const int64_t o = t / c->nblk, i0 = (t % c->nblk) * c->W;
         const blk_t b = block_geom(c->axis, c->inner, i0, c->W);
         const int64_t base = o * c->axis * c->inner + i0;
-        const int keep = eblk && c->axis * b.w <= KEEP;
+        const int keep = eblk && c->axis * b.w <= cap;
         i8_stats(c, x + base, b, &ws);
         for (int64_t k = 0; k < b.S; k++)
             ws.sacc[k] = 0.0, ws.kacc[k] = 0.0;
