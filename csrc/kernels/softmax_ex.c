@@ -1015,8 +1015,10 @@ ACLK_INLINE double log1p_approx(double q)
     const double u = 1.0 + q, cr = (q - (u - 1.0)) / u;
     const uint64_t ub = aclk_f64_bits(u);
     const uint64_t mb = (ub & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull; /* [1, 2) */
+    /* the biased exponent as a double by the 2^52 trick: 64-bit lanes only, which AVX2 has */
+    const double be = aclk_bits_f64((ub >> 52) | 0x4330000000000000ull) - 4503599627370496.0;
     const int big = aclk_bits_f64(mb) > 1.41421356237309504880;
-    const int32_t e = (int32_t)(ub >> 52) - 1023 + big;
+    const double e = (be - 1023.0) + (big ? 1.0 : 0.0);
     const double m = aclk_bits_f64(mb) * (big ? 0.5 : 1.0);
     const double f = m - 1.0, z = f / (m + 1.0), w = z * z;
     double p = 1.0 / 21;
@@ -1031,7 +1033,7 @@ ACLK_INLINE double log1p_approx(double q)
     p = p * w + 1.0 / 3;
     p = p * w;
     const double lm = 2.0 * z + (2.0 * z) * p;
-    return ((double)e * 0.69314718055994530942 + lm) + cr;
+    return (e * 0.69314718055994530942 + lm) + cr;
 }
 
 /* log-softmax's factor (float)lse_of(k, rest) for n columns: lse_of calls libm's log and log1p,
