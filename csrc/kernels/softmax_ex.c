@@ -959,20 +959,26 @@ static void chunk_f64(void *ctx, int64_t t0, int64_t t1)
  *     inputs span little (AVX-512: up to 31, AVX2: up to 15; benchdnn's data and the bench's
  *     span 8), else a gather; the output pass looks the exps up again instead of keeping them;
  *   - log-softmax's sum of the exps off the max is etabr[j] (entry 0 is 0: the e - e*top of
- *     vsum_rest_acc_d), its count of elements at the max j == 0;
+ *     vsum_rest_acc_d), its count of elements at the max (j == 0) an int32 per lane, made
+ *     float64 before the fold (exact counts: the same sums);
+ *   - log-softmax's lse_of per column through lse_cols (a vectorised log1p and a rounding
+ *     test; libm only where the test cannot decide);
  *   - the output pass scales, rounds and saturates as quant_f32 (NaN -> 0, clamp, the 1.5*2^23
  *     add, an exact truncation) and stores the bytes.
  * It was 1.3-4x the float32 strict kernel's time on the same shape (the scalar exp the
  * compiler made of item_f32's inlined vector exp in chunk_f32, a float32 copy of each block,
- * the output's separate scale and store loops). Levels: AVX-512 and AVX2 intrinsics (target
- * attributes, cvt_x86.h), the portable loops below otherwise (built as ACLK_CLONES); x86 tails
- * shorter than a vector take the portable loops, which compute the same bits. inf_as_zero does
- * nothing here (no int8 is -inf). */
+ * the output's separate scale and store loops, a libm log1p per column of a short axis).
+ * Levels: AVX-512 and AVX2 intrinsics (target attributes, cvt_x86.h), with their tails shorter
+ * than a vector in the scalar table loops (i8_*_tab, the same bits); the portable level (built
+ * as ACLK_CLONES) computes the exps with the vector exp and keeps them between the passes, as
+ * the float32 kernel does (a table lookup is a gather there, which compilers tuned for generic
+ * x86-64 turn into scalar loads). inf_as_zero does nothing here (no int8 is -inf). */
 
 typedef struct {
     int8_t mx[SEG], mn[SEG];
     float fac[SEG];
     double sacc[SEG], kacc[SEG];
+    int32_t kcnt[SEG]; /* log-softmax's per-lane counts of elements at the max (kacc, exact) */
 } ws_i8;
 
 /* pass 1 and the folds: per-column max (replicated over the segment's R a-rows) in ws->mx;
@@ -1017,9 +1023,11 @@ ACLK_INLINE double log1p_approx(double q)
     const uint64_t mb = (ub & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull; /* [1, 2) */
     /* the biased exponent as a double by the 2^52 trick: 64-bit lanes only, which AVX2 has */
     const double be = aclk_bits_f64((ub >> 52) | 0x4330000000000000ull) - 4503599627370496.0;
-    const int big = aclk_bits_f64(mb) > 1.41421356237309504880;
-    const double e = (be - 1023.0) + (big ? 1.0 : 0.0);
-    const double m = aclk_bits_f64(mb) * (big ? 0.5 : 1.0);
+    /* m > sqrt(2) (compared as bits): halve m, one more to e; masks, not selects, which the
+       AVX2 clone would not vectorise */
+    const uint64_t big = (uint64_t)0 - (uint64_t)(mb > 0x3FF6A09E667F3BCDull);
+    const double e = (be - 1023.0) + aclk_bits_f64(big & 0x3FF0000000000000ull);
+    const double m = aclk_bits_f64(mb - (big & 0x0010000000000000ull));
     const double f = m - 1.0, z = f / (m + 1.0), w = z * z;
     double p = 1.0 / 21;
     p = p * w + 1.0 / 19;
@@ -1045,10 +1053,13 @@ ACLK_INLINE double log1p_approx(double q)
 ACLK_INLINE void lse_cols(const double *restrict k, const double *restrict rest,
                           float *restrict fac, int64_t n)
 {
+    double a[SEG]; /* n <= SEG. Two loops: the AVX2 clone vectorised neither part of one */
+    for (int64_t j = 0; j < n; j++)
+        a[j] = log1p_approx(k[j] - 1.0) + log1p_approx(rest[j] / k[j]);
     int any = 0;
     for (int64_t j = 0; j < n; j++) {
-        const double a = log1p_approx(k[j] - 1.0) + log1p_approx(rest[j] / k[j]);
-        const float lo = (float)(a - a * 0x1p-40), hi = (float)(a + a * 0x1p-40);
+        const double d = a[j] * 0x1p-40;
+        const float lo = (float)(a[j] - d), hi = (float)(a[j] + d);
         fac[j] = aclk_sel_f32(lo == hi, lo, NAN);
         any |= lo != hi;
     }
@@ -1064,6 +1075,9 @@ ACLK_INLINE void i8_factor(const ex_ctx *c, blk_t b, ws_i8 *ws)
 {
     fold_sum_d(ws->sacc, b.R, b.w);
     if (c->lg) {
+        /* integer counts: their float64 sums are exact, so the same as vsum_rest_acc_d's */
+        for (int64_t k = 0; k < b.S; k++)
+            ws->kacc[k] = (double)ws->kcnt[k];
         fold_sum_d(ws->kacc, b.R, b.w);
         lse_cols(ws->kacc, ws->sacc, ws->fac, b.w);
     } else
@@ -1076,14 +1090,14 @@ ACLK_INLINE void i8_factor(const ex_ctx *c, blk_t b, ws_i8 *ws)
    (pass 2) and the outputs (pass 3); the vector levels' tails */
 ACLK_INLINE void i8_sums_tab(const ex_ctx *c, const int8_t *restrict x,
                              const int8_t *restrict m, int64_t k0, int64_t n,
-                             double *restrict s, double *restrict kc)
+                             double *restrict s, int32_t *restrict kc)
 {
     if (c->lg) {
         const float *restrict tr = c->etabr;
         for (int64_t k = k0; k < n; k++) {
             const int32_t j = m[k] - x[k];
             s[k] += (double)tr[j];
-            kc[k] += (double)(j == 0);
+            kc[k] += j == 0;
         }
     } else {
         const float *restrict t = c->etab;
@@ -1121,7 +1135,7 @@ ACLK_INLINE void i8_out_tab(const ex_ctx *c, const int8_t *restrict x, const int
    segment buffer that pass 3 recomputes) */
 ACLK_INLINE void i8_sums_g(const ex_ctx *c, const int8_t *restrict x,
                            const int8_t *restrict m, int64_t n, double *restrict s,
-                           double *restrict kc, float *restrict d, float *restrict e)
+                           int32_t *restrict kc, float *restrict d, float *restrict e)
 {
     for (int64_t k = 0; k < n; k++)
         d[k] = (float)(x[k] - m[k]);
@@ -1129,7 +1143,7 @@ ACLK_INLINE void i8_sums_g(const ex_ctx *c, const int8_t *restrict x,
     if (c->lg) {
         for (int64_t k = 0; k < n; k++) {
             s[k] += (double)aclk_sel_f32(x[k] == m[k], 0.0f, e[k]);
-            kc[k] += (double)(x[k] == m[k]);
+            kc[k] += x[k] == m[k];
         }
     } else {
         for (int64_t k = 0; k < n; k++)
@@ -1179,11 +1193,11 @@ ACLK_AVX512_INLINE __m512 i8_exp512(__m512i j, int span, __m512 t0, __m512 t1, c
 }
 
 ACLK_AVX512_INLINE void i8_sums_512(const ex_ctx *c, const int8_t *x, const int8_t *m,
-                                    int64_t n, int span, double *s, double *kc)
+                                    int64_t n, int span, double *s, int32_t *kc)
 {
     const float *t = c->lg ? c->etabr : c->etab;
     const __m512 t0 = _mm512_loadu_ps(t), t1 = _mm512_loadu_ps(t + 16);
-    const __m512d one = _mm512_set1_pd(1.0);
+    const __m512i one = _mm512_set1_epi32(1);
     int64_t k = 0;
     for (; k + 16 <= n; k += 16) {
         const __m512i j = i8_j512(x + k, m + k);
@@ -1195,10 +1209,8 @@ ACLK_AVX512_INLINE void i8_sums_512(const ex_ctx *c, const int8_t *x, const int8
         if (c->lg) {
             const __mmask16 top = _mm512_cmpeq_epi32_mask(j, _mm512_setzero_si512());
             if (top) {
-                __m512d k0 = _mm512_loadu_pd(kc + k), k1 = _mm512_loadu_pd(kc + k + 8);
-                _mm512_storeu_pd(kc + k, _mm512_mask_add_pd(k0, (__mmask8)top, k0, one));
-                _mm512_storeu_pd(kc + k + 8,
-                                 _mm512_mask_add_pd(k1, (__mmask8)(top >> 8), k1, one));
+                const __m512i n0 = _mm512_loadu_si512((const void *)(kc + k));
+                _mm512_storeu_si512((void *)(kc + k), _mm512_mask_add_epi32(n0, top, n0, one));
             }
         }
     }
@@ -1256,11 +1268,10 @@ ACLK_AVX2_INLINE __m256 i8_exp256(__m256i j, int span, __m256 t0, __m256 t1, con
 }
 
 ACLK_AVX2_INLINE void i8_sums_256(const ex_ctx *c, const int8_t *x, const int8_t *m,
-                                  int64_t n, int span, double *s, double *kc)
+                                  int64_t n, int span, double *s, int32_t *kc)
 {
     const float *t = c->lg ? c->etabr : c->etab;
     const __m256 t0 = _mm256_loadu_ps(t), t1 = _mm256_loadu_ps(t + 8);
-    const __m256 one = _mm256_set1_ps(1.0f);
     int64_t k = 0;
     for (; k + 8 <= n; k += 8) {
         const __m256i j = i8_j256(x + k, m + k);
@@ -1269,14 +1280,10 @@ ACLK_AVX2_INLINE void i8_sums_256(const ex_ctx *c, const int8_t *x, const int8_t
                                               _mm256_cvtps_pd(_mm256_castps256_ps128(e))));
         _mm256_storeu_pd(s + k + 4, _mm256_add_pd(_mm256_loadu_pd(s + k + 4),
                                                   _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
-        if (c->lg) {
-            const __m256 top = _mm256_and_ps(
-                _mm256_castsi256_ps(_mm256_cmpeq_epi32(j, _mm256_setzero_si256())), one);
-            _mm256_storeu_pd(kc + k, _mm256_add_pd(_mm256_loadu_pd(kc + k),
-                                                   _mm256_cvtps_pd(_mm256_castps256_ps128(top))));
-            _mm256_storeu_pd(kc + k + 4,
-                             _mm256_add_pd(_mm256_loadu_pd(kc + k + 4),
-                                           _mm256_cvtps_pd(_mm256_extractf128_ps(top, 1))));
+        if (c->lg) { /* the compare's -1 where j == 0, subtracted */
+            const __m256i n0 = _mm256_loadu_si256((const __m256i *)(kc + k));
+            const __m256i top = _mm256_cmpeq_epi32(j, _mm256_setzero_si256());
+            _mm256_storeu_si256((__m256i *)(kc + k), _mm256_sub_epi32(n0, top));
         }
     }
     i8_sums_tab(c, x, m, k, n, s, kc);
@@ -1288,7 +1295,8 @@ ACLK_AVX2_INLINE void i8_out_256(const ex_ctx *c, const int8_t *x, const int8_t 
     const float ss = c->p->src_scale, inv = 1.0f / c->p->dst_scale;
     const int su = ss != 1.0f, iu = inv != 1.0f, lg = c->lg, u8 = c->ddt == ACLK_U8;
     const __m256 vss = _mm256_set1_ps(ss), vinv = _mm256_set1_ps(inv);
-    const __m256 lo = _mm256_set1_ps(u8 ? 0.0f : -128.0f), hi = _mm256_set1_ps(u8 ? 255.0f : 127.0f);
+    const __m256 lo = _mm256_set1_ps(u8 ? 0.0f : -128.0f);
+    const __m256 hi = _mm256_set1_ps(u8 ? 255.0f : 127.0f);
     const __m256 rnd = _mm256_set1_ps(12582912.0f), zero = _mm256_setzero_ps();
     const float *t = c->etab;
     const __m256 t0 = _mm256_loadu_ps(t), t1 = _mm256_loadu_ps(t + 8);
@@ -1308,7 +1316,8 @@ ACLK_AVX2_INLINE void i8_out_256(const ex_ctx *c, const int8_t *x, const int8_t 
         d = _mm256_blendv_ps(d, hi, _mm256_cmp_ps(d, hi, _CMP_GT_OQ));
         d = _mm256_sub_ps(_mm256_add_ps(d, rnd), rnd);
         const __m256i q = _mm256_cvttps_epi32(d);
-        const __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+        const __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(q),
+                                          _mm256_extracti128_si256(q, 1));
         _mm_storel_epi64((__m128i *)(y + k), u8 ? _mm_packus_epi16(h, h) : _mm_packs_epi16(h, h));
     }
     i8_out_tab(c, x, m, fac, k, n, y);
@@ -1329,10 +1338,10 @@ ACLK_AVX2_INLINE void i8_out_256(const ex_ctx *c, const int8_t *x, const int8_t 
             const int64_t base = o * c->axis * c->inner + i0;                                 \
             const int span = i8_stats(c, x + base, b, &ws);                                   \
             for (int64_t k = 0; k < b.S; k++)                                                 \
-                ws.sacc[k] = 0.0, ws.kacc[k] = 0.0;                                           \
+                ws.sacc[k] = 0.0, ws.kcnt[k] = 0;                                             \
             for (int64_t a0 = 0; a0 < c->axis; a0 += b.R)                                     \
                 SUMS(c, x + base + a0 * c->inner, ws.mx, min64(b.R, c->axis - a0) * b.w,      \
-                     span, ws.sacc, ws.kacc);                                                 \
+                     span, ws.sacc, ws.kcnt);                                                 \
             i8_factor(c, b, &ws);                                                             \
             for (int64_t a0 = 0; a0 < c->axis; a0 += b.R) {                                   \
                 const int64_t off = base + a0 * c->inner;                                     \
@@ -1368,10 +1377,10 @@ ACLK_CLONES static void chunk_i8_gen(void *ctx, int64_t t0, int64_t t1)
         const int keep = eblk && c->axis * b.w <= cap;
         i8_stats(c, x + base, b, &ws);
         for (int64_t k = 0; k < b.S; k++)
-            ws.sacc[k] = 0.0, ws.kacc[k] = 0.0;
+            ws.sacc[k] = 0.0, ws.kcnt[k] = 0;
         for (int64_t a0 = 0; a0 < c->axis; a0 += b.R)
             i8_sums_g(c, x + base + a0 * c->inner, ws.mx, min64(b.R, c->axis - a0) * b.w,
-                      ws.sacc, ws.kacc, dbuf, keep ? eblk + a0 * b.w : ebuf);
+                      ws.sacc, ws.kcnt, dbuf, keep ? eblk + a0 * b.w : ebuf);
         i8_factor(c, b, &ws);
         for (int64_t a0 = 0; a0 < c->axis; a0 += b.R) {
             const int64_t off = base + a0 * c->inner;
