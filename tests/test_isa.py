@@ -337,3 +337,61 @@ def test_conversions_exhaustive(level, levels, cvt_exe):
     assert checked["edges"] > 0
     full = 2**32 if level != "generic" else len(range(0, 2**32, 7))
     assert checked["f32_to_f16"] >= full and checked["f32_to_bf16"] >= full
+
+
+# ------------------------------------------------------- int8 softmax (softmax_ex) ----
+# oneDNN's int8 softmax / log-softmax (int8 in; int8 or uint8 out; src and dst scales; no
+# post-op) has a fused path of its own in softmax_ex.c at each level (table permutes, gathers,
+# the portable vector exp). Its bytes are pinned to those the general float32 path of
+# softmax_ex.c gave before that path existed (tests/data/int8_softmax_digests.json, made with
+# INT8_CODE by the kernel of the commit before it): spans of the inputs that take each lookup
+# (one permute, two, a gather; all equal; a span whose exps underflow to 0), tails shorter than a
+# vector, rows, column blocks and whole slabs, scales of 1, inf and negative ones, and uint8.
+INT8_CODE = r'''
+import hashlib, json, sys
+import numpy as np
+from aclnn_py._emu import ffi, lib
+
+lib.aclk_set_num_threads(int(sys.argv[1]))
+I8, U8 = 2, 4
+SHAPES = [((37, 1003), -1), ((3, 517, 9), 1), ((2, 300, 700), 0), ((1, 1, 1), 0),
+          ((33, 17, 513), 1), ((8, 2000, 3), 1), ((4, 1000, 100), 1), ((7, 9000), 1),
+          ((100, 16), 0), ((2, 16, 4100), 1), ((64, 40, 1), 1)]
+SPANS = [(-4, 4), (-8, 7), (-20, 11), (-40, 40), (-128, 127), (100, 127), (-128, -128)]
+SCALES = [(64.0, 0.5, I8), (1.0, 1.0, I8), (64.0, 0.5, U8), (255.0, 1.0, U8),
+          (3.0, 0.003, I8), (float("inf"), 1.0, I8), (-50.0, 0.25, I8)]
+out = {"isa": ffi.string(lib.aclk_isa_name()).decode()}
+for si, (shape, dim) in enumerate(SHAPES):
+    dim %= len(shape)
+    p = ffi.new("emu_softmax_ex_args *")
+    p.outer = int(np.prod(shape[:dim]))
+    p.axis, p.inner = shape[dim], int(np.prod(shape[dim + 1:]))
+    p.ndim, p.dim = len(shape), dim
+    for i, s in enumerate(shape):
+        p.shape[i] = s
+    for ri, (lo, hi) in enumerate(SPANS):
+        rng = np.random.default_rng(100 * si + ri)
+        x = rng.integers(lo, hi + 1, size=shape, dtype=np.int16).astype(np.int8)
+        for ss, ds, ddt in SCALES:
+            for lg in (0, 1):
+                p.log, p.src_scale, p.dst_scale = lg, ss, ds
+                y = np.zeros(shape, np.int8 if ddt == I8 else np.uint8)
+                assert lib.aclk_softmax_ex(p, I8, ffi.from_buffer(x), ffi.NULL, ddt,
+                                           ffi.from_buffer(y)) == 0
+                key = f"{shape} dim={dim} x in [{lo}, {hi}] {ss:g}/{ds:g} dst={ddt} log={lg}"
+                out[key] = hashlib.sha256(y.tobytes()).hexdigest()
+print(json.dumps(out))
+'''
+INT8_PINNED = Path(__file__).resolve().parent / "data" / "int8_softmax_digests.json"
+
+
+def test_int8_softmax_bits_are_pinned_at_every_level(levels):
+    pinned = json.loads(INT8_PINNED.read_text())
+    assert len(pinned) > 1000
+    for lv, threads in [(lv, 1) for lv in levels] + [(levels[-1], 3)]:
+        d = json.loads(_python(INT8_CODE, lv, str(threads)).splitlines()[-1])
+        assert d.pop("isa") == lv
+        assert d.keys() == pinned.keys(), (lv, threads)
+        diff = [k for k in pinned if pinned[k] != d[k]]
+        assert not diff, (f"ACLNN_EMU_ISA={lv} with {threads} threads: {len(diff)} int8 softmax "
+                          f"outputs changed their bytes: {diff[:8]}")

@@ -54,6 +54,7 @@
 #include "dtype.h"
 #include "aclk_pool.h"
 #include "vecmath.h"
+#include "cvt_x86.h"
 #include "softmax_common.h"
 
 #define SEG 512      /* segment / accumulator width in elements */
@@ -219,6 +220,7 @@ typedef struct {
     void *y;
     int64_t outer, axis, inner, W, nblk;
     const float *etab; /* int8 / uint8 src: exp_table, else NULL */
+    const float *etabr; /* the int8 path's log-softmax: etab with entry 0 set to 0 */
 } ex_ctx;
 
 /* int8 / uint8 inputs: x - max is an integer in [-255, 0], so exp(x - max) is one of 256
@@ -947,6 +949,460 @@ static void chunk_f64(void *ctx, int64_t t0, int64_t t1)
     }
 }
 
+/* ------------------------------------------ int8 source, int8 / uint8 destination ----
+ * oneDNN's int8 softmax (src_scale, dst_scale, no post-op; `aclnn-py bench`'s int8 rows) in one
+ * pass structure with item_f32's items, segments, lane accumulators, folds and formulas, so the
+ * same bits, but without widening anything to float32 in memory:
+ *   - pass 1 takes each lane's max and min on the int8 values (exact in any order);
+ *   - j = max - x is an integer in [0, 255], so exp(x - max) is etab[j], the bits item_f32's exp
+ *     gives (exp_table): a permute of the table's first entries in registers when the item's
+ *     inputs span little (AVX-512: up to 31, AVX2: up to 15; benchdnn's data and the bench's
+ *     span 8), else a gather; the output pass looks the exps up again instead of keeping them;
+ *   - log-softmax's sum of the exps off the max is etabr[j] (entry 0 is 0: the e - e*top of
+ *     vsum_rest_acc_d), its count of elements at the max (j == 0) an int32 per lane, made
+ *     float64 before the fold (exact counts: the same sums);
+ *   - log-softmax's lse_of per column through lse_cols (a vectorised log1p and a rounding
+ *     test; libm only where the test cannot decide);
+ *   - the output pass scales, rounds and saturates as quant_f32 (NaN -> 0, clamp, the 1.5*2^23
+ *     add, an exact truncation) and stores the bytes.
+ * It was 1.3-4x the float32 strict kernel's time on the same shape (the scalar exp the
+ * compiler made of item_f32's inlined vector exp in chunk_f32, a float32 copy of each block,
+ * the output's separate scale and store loops, a libm log1p per column of a short axis).
+ * Levels: AVX-512 and AVX2 intrinsics (target attributes, cvt_x86.h), with their tails shorter
+ * than a vector in the scalar table loops (i8_*_tab, the same bits); the portable level (built
+ * as ACLK_CLONES) computes the exps with the vector exp and keeps them between the passes, as
+ * the float32 kernel does (a table lookup is a gather there, which compilers tuned for generic
+ * x86-64 turn into scalar loads). inf_as_zero does nothing here (no int8 is -inf). */
+
+typedef struct {
+    int8_t mx[SEG], mn[SEG];
+    float fac[SEG];
+    double sacc[SEG], kacc[SEG];
+    int32_t kcnt[SEG]; /* log-softmax's per-lane counts of elements at the max (kacc, exact) */
+} ws_i8;
+
+/* pass 1 and the folds: per-column max (replicated over the segment's R a-rows) in ws->mx;
+   returns the largest max - min of a column (the largest j of the item) */
+ACLK_INLINE int i8_stats(const ex_ctx *c, const int8_t *x, blk_t b, ws_i8 *ws)
+{
+    int8_t *restrict mx = ws->mx, *restrict mn = ws->mn;
+    for (int64_t k = 0; k < b.S; k++)
+        mx[k] = INT8_MIN, mn[k] = INT8_MAX;
+    for (int64_t a0 = 0; a0 < c->axis; a0 += b.R) {
+        const int8_t *restrict px = x + a0 * c->inner;
+        const int64_t len = min64(b.R, c->axis - a0) * b.w;
+        for (int64_t k = 0; k < len; k++) {
+            mx[k] = px[k] > mx[k] ? px[k] : mx[k];
+            mn[k] = px[k] < mn[k] ? px[k] : mn[k];
+        }
+    }
+    for (int64_t R = b.R; R > 1;) {
+        const int64_t h = R / 2, keep = R - h;
+        const int8_t *restrict hx = mx + keep * b.w, *restrict hn = mn + keep * b.w;
+        for (int64_t k = 0; k < h * b.w; k++) {
+            mx[k] = hx[k] > mx[k] ? hx[k] : mx[k];
+            mn[k] = hn[k] < mn[k] ? hn[k] : mn[k];
+        }
+        R = keep;
+    }
+    int span = 0;
+    for (int64_t k = 0; k < b.w; k++)
+        span = mx[k] - mn[k] > span ? mx[k] - mn[k] : span;
+    replicate(mx, b.R, b.w, 1);
+    return span;
+}
+
+/* log1p(q) for q >= 0 to about 2^-50 relative, branch-free (a loop of it vectorises): u = 1 + q
+   rounded, log1p(q) = log(u) + (q - (u - 1)) / u (u - 1 is exact), log(u) = e*ln2 + log(m) for
+   u = 2^e * m, m in [sqrt(1/2), sqrt(2)), log(m) = 2*atanh(z) with z = (m - 1) / (m + 1),
+   |z| <= 0.1716, by its series to z^21 (the rest is below 2^-55 of it) */
+ACLK_INLINE double log1p_approx(double q)
+{
+    const double u = 1.0 + q, cr = (q - (u - 1.0)) / u;
+    const uint64_t ub = aclk_f64_bits(u);
+    const uint64_t mb = (ub & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull; /* [1, 2) */
+    /* the biased exponent as a double by the 2^52 trick: 64-bit lanes only, which AVX2 has */
+    const double be = aclk_bits_f64((ub >> 52) | 0x4330000000000000ull) - 4503599627370496.0;
+    /* m > sqrt(2) (compared as bits): halve m, one more to e; masks, not selects, which the
+       AVX2 clone would not vectorise */
+    const uint64_t big = (uint64_t)0 - (uint64_t)(mb > 0x3FF6A09E667F3BCDull);
+    const double e = (be - 1023.0) + aclk_bits_f64(big & 0x3FF0000000000000ull);
+    const double m = aclk_bits_f64(mb - (big & 0x0010000000000000ull));
+    const double f = m - 1.0, z = f / (m + 1.0), w = z * z;
+    double p = 1.0 / 21;
+    p = p * w + 1.0 / 19;
+    p = p * w + 1.0 / 17;
+    p = p * w + 1.0 / 15;
+    p = p * w + 1.0 / 13;
+    p = p * w + 1.0 / 11;
+    p = p * w + 1.0 / 9;
+    p = p * w + 1.0 / 7;
+    p = p * w + 1.0 / 5;
+    p = p * w + 1.0 / 3;
+    p = p * w;
+    const double lm = 2.0 * z + (2.0 * z) * p;
+    return (e * 0.69314718055994530942 + lm) + cr;
+}
+
+/* log-softmax's factor (float)lse_of(k, rest) for n columns: lse_of calls libm's log and log1p,
+   which took over half the time of an int8 log-softmax over a short axis (16 elements: one call
+   per 16 outputs). Each column is first computed by log1p_approx (log(k) + log1p(rest / k), within
+   2^-48 of lse_of's double); when every value within 2^-40 of it rounds to the same float, that
+   float is lse_of's too (rounding is monotonic), otherwise (about one column in 2^16) lse_of
+   itself is called. */
+ACLK_INLINE void lse_cols(const double *restrict k, const double *restrict rest,
+                          float *restrict fac, int64_t n)
+{
+    double a[SEG]; /* n <= SEG. Two loops: the AVX2 clone vectorised neither part of one */
+    for (int64_t j = 0; j < n; j++)
+        a[j] = log1p_approx(k[j] - 1.0) + log1p_approx(rest[j] / k[j]);
+    int any = 0;
+    for (int64_t j = 0; j < n; j++) {
+        const double d = a[j] * 0x1p-40;
+        const float lo = (float)(a[j] - d), hi = (float)(a[j] + d);
+        fac[j] = aclk_sel_f32(lo == hi, lo, NAN);
+        any |= lo != hi;
+    }
+    if (any)
+        for (int64_t j = 0; j < n; j++)
+            if (fac[j] != fac[j])
+                fac[j] = (float)lse_of(k[j], rest[j]);
+}
+
+/* the sums' folds and the per-column factor (1 / sum, or log-softmax's log of the sum), as
+   item_f32 */
+ACLK_INLINE void i8_factor(const ex_ctx *c, blk_t b, ws_i8 *ws)
+{
+    fold_sum_d(ws->sacc, b.R, b.w);
+    if (c->lg) {
+        /* integer counts: their float64 sums are exact, so the same as vsum_rest_acc_d's */
+        for (int64_t k = 0; k < b.S; k++)
+            ws->kacc[k] = (double)ws->kcnt[k];
+        fold_sum_d(ws->kacc, b.R, b.w);
+        lse_cols(ws->kacc, ws->sacc, ws->fac, b.w);
+    } else
+        for (int64_t j = 0; j < b.w; j++)
+            ws->fac[j] = (float)(1.0 / ws->sacc[j]);
+    replicate(ws->fac, b.R, b.w, sizeof(float));
+}
+
+/* the portable segment loops over [k0, n) with the exps looked up in the table: the sums
+   (pass 2) and the outputs (pass 3); the vector levels' tails */
+ACLK_INLINE void i8_sums_tab(const ex_ctx *c, const int8_t *restrict x,
+                             const int8_t *restrict m, int64_t k0, int64_t n,
+                             double *restrict s, int32_t *restrict kc)
+{
+    if (c->lg) {
+        const float *restrict tr = c->etabr;
+        for (int64_t k = k0; k < n; k++) {
+            const int32_t j = m[k] - x[k];
+            s[k] += (double)tr[j];
+            kc[k] += j == 0;
+        }
+    } else {
+        const float *restrict t = c->etab;
+        for (int64_t k = k0; k < n; k++)
+            s[k] += (double)t[m[k] - x[k]];
+    }
+}
+
+/* d (a softmax or log-softmax value) scaled, rounded and saturated as finish_f32 and store_f32
+   do it (a multiply by a scale of 1 is skipped there; here it is selected away) */
+ACLK_INLINE uint8_t i8_quant(float d, float ss, int su, float inv, int iu, float lo, float hi)
+{
+    d = aclk_sel_f32(su, d * ss, d);
+    d = aclk_sel_f32(iu, d * inv, d);
+    return (uint8_t)quant_f32(d, lo, hi);
+}
+
+ACLK_INLINE void i8_out_tab(const ex_ctx *c, const int8_t *restrict x, const int8_t *restrict m,
+                            const float *restrict fac, int64_t k0, int64_t n,
+                            uint8_t *restrict y)
+{
+    const float ss = c->p->src_scale, inv = 1.0f / c->p->dst_scale;
+    const int su = ss != 1.0f, iu = inv != 1.0f;
+    const float lo = c->ddt == ACLK_U8 ? 0.0f : -128.0f, hi = c->ddt == ACLK_U8 ? 255.0f : 127.0f;
+    const float *restrict t = c->etab;
+    for (int64_t k = k0; k < n; k++) {
+        const float d = c->lg ? (float)(x[k] - m[k]) - fac[k] : t[m[k] - x[k]] * fac[k];
+        y[k] = i8_quant(d, ss, su, inv, iu, lo, hi);
+    }
+}
+
+/* The portable level's segment loops: a table lookup is a gather there (scalar loads at the
+   compiler's generic tuning), so the exps are the vector exp of x - max (the same bits, see
+   exp_table), computed once: pass 2 keeps them in e (the block's place in thread scratch, or a
+   segment buffer that pass 3 recomputes) */
+ACLK_INLINE void i8_sums_g(const ex_ctx *c, const int8_t *restrict x,
+                           const int8_t *restrict m, int64_t n, double *restrict s,
+                           int32_t *restrict kc, float *restrict d, float *restrict e)
+{
+    for (int64_t k = 0; k < n; k++)
+        d[k] = (float)(x[k] - m[k]);
+    aclk_vexp_sub1_f32(d, 0.0f, e, n);
+    if (c->lg) {
+        for (int64_t k = 0; k < n; k++) {
+            s[k] += (double)aclk_sel_f32(x[k] == m[k], 0.0f, e[k]);
+            kc[k] += x[k] == m[k];
+        }
+    } else {
+        for (int64_t k = 0; k < n; k++)
+            s[k] += (double)e[k];
+    }
+}
+
+ACLK_INLINE void i8_out_g(const ex_ctx *c, const int8_t *restrict x, const int8_t *restrict m,
+                          const float *restrict fac, int64_t n, uint8_t *restrict y,
+                          float *restrict d, const float *restrict e)
+{
+    const float ss = c->p->src_scale, inv = 1.0f / c->p->dst_scale;
+    const int su = ss != 1.0f, iu = inv != 1.0f;
+    const float lo = c->ddt == ACLK_U8 ? 0.0f : -128.0f, hi = c->ddt == ACLK_U8 ? 255.0f : 127.0f;
+    if (c->lg) {
+        for (int64_t k = 0; k < n; k++)
+            y[k] = i8_quant((float)(x[k] - m[k]) - fac[k], ss, su, inv, iu, lo, hi);
+    } else {
+        if (!e) {
+            for (int64_t k = 0; k < n; k++)
+                d[k] = (float)(x[k] - m[k]);
+            aclk_vexp_sub1_f32(d, 0.0f, d, n);
+            e = d;
+        }
+        for (int64_t k = 0; k < n; k++)
+            y[k] = i8_quant(e[k] * fac[k], ss, su, inv, iu, lo, hi);
+    }
+}
+
+#if defined(ACLK_X86)
+/* ----- AVX-512: 16 lanes */
+ACLK_AVX512_INLINE __m512i i8_j512(const int8_t *x, const int8_t *m)
+{
+    const __m128i xv = _mm_loadu_si128((const __m128i *)x);
+    const __m128i mv = _mm_loadu_si128((const __m128i *)m);
+    return _mm512_cvtepu8_epi32(_mm_sub_epi8(mv, xv)); /* m - x in [0, 255] */
+}
+
+/* t[j]: span <= 15 one permute, <= 31 a two-table permute, else a gather */
+ACLK_AVX512_INLINE __m512 i8_exp512(__m512i j, int span, __m512 t0, __m512 t1, const float *t)
+{
+    if (span <= 15)
+        return _mm512_permutexvar_ps(j, t0);
+    if (span <= 31)
+        return _mm512_permutex2var_ps(t0, j, t1);
+    return _mm512_i32gather_ps(j, t, 4);
+}
+
+ACLK_AVX512_INLINE void i8_sums_512(const ex_ctx *c, const int8_t *x, const int8_t *m,
+                                    int64_t n, int span, double *s, int32_t *kc)
+{
+    const float *t = c->lg ? c->etabr : c->etab;
+    const __m512 t0 = _mm512_loadu_ps(t), t1 = _mm512_loadu_ps(t + 16);
+    const __m512i one = _mm512_set1_epi32(1);
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        const __m512i j = i8_j512(x + k, m + k);
+        const __m512 e = i8_exp512(j, span, t0, t1, t);
+        _mm512_storeu_pd(s + k, _mm512_add_pd(_mm512_loadu_pd(s + k),
+                                              _mm512_cvtps_pd(_mm512_castps512_ps256(e))));
+        _mm512_storeu_pd(s + k + 8, _mm512_add_pd(_mm512_loadu_pd(s + k + 8),
+                                                  _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1))));
+        if (c->lg) {
+            const __mmask16 top = _mm512_cmpeq_epi32_mask(j, _mm512_setzero_si512());
+            if (top) {
+                const __m512i n0 = _mm512_loadu_si512((const void *)(kc + k));
+                _mm512_storeu_si512((void *)(kc + k), _mm512_mask_add_epi32(n0, top, n0, one));
+            }
+        }
+    }
+    i8_sums_tab(c, x, m, k, n, s, kc);
+}
+
+ACLK_AVX512_INLINE void i8_out_512(const ex_ctx *c, const int8_t *x, const int8_t *m,
+                                   const float *fac, int64_t n, int span, uint8_t *y)
+{
+    const float ss = c->p->src_scale, inv = 1.0f / c->p->dst_scale;
+    const int su = ss != 1.0f, iu = inv != 1.0f, lg = c->lg;
+    const __m512 vss = _mm512_set1_ps(ss), vinv = _mm512_set1_ps(inv);
+    const __m512 lo = _mm512_set1_ps(c->ddt == ACLK_U8 ? 0.0f : -128.0f);
+    const __m512 hi = _mm512_set1_ps(c->ddt == ACLK_U8 ? 255.0f : 127.0f);
+    const __m512 rnd = _mm512_set1_ps(12582912.0f), zero = _mm512_setzero_ps();
+    const float *t = c->etab;
+    const __m512 t0 = _mm512_loadu_ps(t), t1 = _mm512_loadu_ps(t + 16);
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        const __m512i j = i8_j512(x + k, m + k);
+        const __m512 f = _mm512_loadu_ps(fac + k);
+        __m512 d = lg ? _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_setzero_si512(),
+                                                                          j)), f)
+                      : _mm512_mul_ps(i8_exp512(j, span, t0, t1, t), f);
+        if (su)
+            d = _mm512_mul_ps(d, vss);
+        if (iu)
+            d = _mm512_mul_ps(d, vinv);
+        d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), d, zero);
+        d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, lo, _CMP_LT_OQ), d, lo);
+        d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, hi, _CMP_GT_OQ), d, hi);
+        d = _mm512_sub_ps(_mm512_add_ps(d, rnd), rnd);
+        _mm_storeu_si128((__m128i *)(y + k), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(d)));
+    }
+    i8_out_tab(c, x, m, fac, k, n, y);
+}
+
+/* ----- AVX2: 8 lanes */
+ACLK_AVX2_INLINE __m256i i8_j256(const int8_t *x, const int8_t *m)
+{
+    const __m128i xv = _mm_loadl_epi64((const __m128i *)x);
+    const __m128i mv = _mm_loadl_epi64((const __m128i *)m);
+    return _mm256_cvtepu8_epi32(_mm_sub_epi8(mv, xv));
+}
+
+/* t[j]: span <= 7 one permute, <= 15 two and a blend on j's bit 3, else a gather */
+ACLK_AVX2_INLINE __m256 i8_exp256(__m256i j, int span, __m256 t0, __m256 t1, const float *t)
+{
+    if (span <= 7)
+        return _mm256_permutevar8x32_ps(t0, j);
+    if (span <= 15)
+        return _mm256_blendv_ps(_mm256_permutevar8x32_ps(t0, j), _mm256_permutevar8x32_ps(t1, j),
+                                _mm256_castsi256_ps(_mm256_slli_epi32(j, 28)));
+    return _mm256_i32gather_ps(t, j, 4);
+}
+
+ACLK_AVX2_INLINE void i8_sums_256(const ex_ctx *c, const int8_t *x, const int8_t *m,
+                                  int64_t n, int span, double *s, int32_t *kc)
+{
+    const float *t = c->lg ? c->etabr : c->etab;
+    const __m256 t0 = _mm256_loadu_ps(t), t1 = _mm256_loadu_ps(t + 8);
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        const __m256i j = i8_j256(x + k, m + k);
+        const __m256 e = i8_exp256(j, span, t0, t1, t);
+        _mm256_storeu_pd(s + k, _mm256_add_pd(_mm256_loadu_pd(s + k),
+                                              _mm256_cvtps_pd(_mm256_castps256_ps128(e))));
+        _mm256_storeu_pd(s + k + 4, _mm256_add_pd(_mm256_loadu_pd(s + k + 4),
+                                                  _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
+        if (c->lg) { /* the compare's -1 where j == 0, subtracted */
+            const __m256i n0 = _mm256_loadu_si256((const __m256i *)(kc + k));
+            const __m256i top = _mm256_cmpeq_epi32(j, _mm256_setzero_si256());
+            _mm256_storeu_si256((__m256i *)(kc + k), _mm256_sub_epi32(n0, top));
+        }
+    }
+    i8_sums_tab(c, x, m, k, n, s, kc);
+}
+
+ACLK_AVX2_INLINE void i8_out_256(const ex_ctx *c, const int8_t *x, const int8_t *m,
+                                 const float *fac, int64_t n, int span, uint8_t *y)
+{
+    const float ss = c->p->src_scale, inv = 1.0f / c->p->dst_scale;
+    const int su = ss != 1.0f, iu = inv != 1.0f, lg = c->lg, u8 = c->ddt == ACLK_U8;
+    const __m256 vss = _mm256_set1_ps(ss), vinv = _mm256_set1_ps(inv);
+    const __m256 lo = _mm256_set1_ps(u8 ? 0.0f : -128.0f);
+    const __m256 hi = _mm256_set1_ps(u8 ? 255.0f : 127.0f);
+    const __m256 rnd = _mm256_set1_ps(12582912.0f), zero = _mm256_setzero_ps();
+    const float *t = c->etab;
+    const __m256 t0 = _mm256_loadu_ps(t), t1 = _mm256_loadu_ps(t + 8);
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        const __m256i j = i8_j256(x + k, m + k);
+        const __m256 f = _mm256_loadu_ps(fac + k);
+        __m256 d = lg ? _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_setzero_si256(),
+                                                                          j)), f)
+                      : _mm256_mul_ps(i8_exp256(j, span, t0, t1, t), f);
+        if (su)
+            d = _mm256_mul_ps(d, vss);
+        if (iu)
+            d = _mm256_mul_ps(d, vinv);
+        d = _mm256_blendv_ps(d, zero, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));
+        d = _mm256_blendv_ps(d, lo, _mm256_cmp_ps(d, lo, _CMP_LT_OQ));
+        d = _mm256_blendv_ps(d, hi, _mm256_cmp_ps(d, hi, _CMP_GT_OQ));
+        d = _mm256_sub_ps(_mm256_add_ps(d, rnd), rnd);
+        const __m256i q = _mm256_cvttps_epi32(d);
+        const __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(q),
+                                          _mm256_extracti128_si256(q, 1));
+        _mm_storel_epi64((__m128i *)(y + k), u8 ? _mm_packus_epi16(h, h) : _mm_packs_epi16(h, h));
+    }
+    i8_out_tab(c, x, m, fac, k, n, y);
+}
+#endif
+
+/* the chunk of items at one level: SUMS / OUT are its vector segment loops */
+#define I8_CHUNK(NAME, ATTR, SUMS, OUT)                                                       \
+    ATTR static void NAME(void *ctx, int64_t t0, int64_t t1)                                  \
+    {                                                                                         \
+        const ex_ctx *c = (const ex_ctx *)ctx;                                                \
+        const int8_t *x = (const int8_t *)c->x;                                               \
+        uint8_t *y = (uint8_t *)c->y;                                                         \
+        ws_i8 ws;                                                                             \
+        for (int64_t t = t0; t < t1; t++) {                                                   \
+            const int64_t o = t / c->nblk, i0 = (t % c->nblk) * c->W;                         \
+            const blk_t b = block_geom(c->axis, c->inner, i0, c->W);                          \
+            const int64_t base = o * c->axis * c->inner + i0;                                 \
+            const int span = i8_stats(c, x + base, b, &ws);                                   \
+            for (int64_t k = 0; k < b.S; k++)                                                 \
+                ws.sacc[k] = 0.0, ws.kcnt[k] = 0;                                             \
+            for (int64_t a0 = 0; a0 < c->axis; a0 += b.R)                                     \
+                SUMS(c, x + base + a0 * c->inner, ws.mx, min64(b.R, c->axis - a0) * b.w,      \
+                     span, ws.sacc, ws.kcnt);                                                 \
+            i8_factor(c, b, &ws);                                                             \
+            for (int64_t a0 = 0; a0 < c->axis; a0 += b.R) {                                   \
+                const int64_t off = base + a0 * c->inner;                                     \
+                OUT(c, x + off, ws.mx, ws.fac, min64(b.R, c->axis - a0) * b.w, span, y + off); \
+            }                                                                                 \
+        }                                                                                     \
+    }
+
+#if defined(ACLK_X86)
+I8_CHUNK(chunk_i8_avx2, ACLK_TARGET_AVX2, i8_sums_256, i8_out_256)
+I8_CHUNK(chunk_i8_avx512, ACLK_TARGET_AVX512, i8_sums_512, i8_out_512)
+#endif
+#undef I8_CHUNK
+
+/* the portable level: as above, with the exps of a block kept in thread scratch between passes
+   2 and 3 (softmax): up to KEEP elements, or a whole slab (inner <= SEG, which cannot be
+   narrowed) of up to KEEP_SLAB, as softmax.c's float32 kernel keeps them */
+#define KEEP_SLAB 262144
+ACLK_CLONES static void chunk_i8_gen(void *ctx, int64_t t0, int64_t t1)
+{
+    const ex_ctx *c = (const ex_ctx *)ctx;
+    const int8_t *x = (const int8_t *)c->x;
+    uint8_t *y = (uint8_t *)c->y;
+    ws_i8 ws;
+    float dbuf[SEG], ebuf[SEG];
+    const int64_t need = c->axis * c->W;
+    const int64_t cap = c->inner <= SEG && need > KEEP && need <= KEEP_SLAB ? need : KEEP;
+    float *eblk = c->lg ? NULL : (float *)aclk_scratch((size_t)cap * sizeof(float));
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t o = t / c->nblk, i0 = (t % c->nblk) * c->W;
+        const blk_t b = block_geom(c->axis, c->inner, i0, c->W);
+        const int64_t base = o * c->axis * c->inner + i0;
+        const int keep = eblk && c->axis * b.w <= cap;
+        i8_stats(c, x + base, b, &ws);
+        for (int64_t k = 0; k < b.S; k++)
+            ws.sacc[k] = 0.0, ws.kcnt[k] = 0;
+        for (int64_t a0 = 0; a0 < c->axis; a0 += b.R)
+            i8_sums_g(c, x + base + a0 * c->inner, ws.mx, min64(b.R, c->axis - a0) * b.w,
+                      ws.sacc, ws.kcnt, dbuf, keep ? eblk + a0 * b.w : ebuf);
+        i8_factor(c, b, &ws);
+        for (int64_t a0 = 0; a0 < c->axis; a0 += b.R) {
+            const int64_t off = base + a0 * c->inner;
+            i8_out_g(c, x + off, ws.mx, ws.fac, min64(b.R, c->axis - a0) * b.w, y + off, dbuf,
+                     keep ? eblk + a0 * b.w : NULL);
+        }
+    }
+}
+
+
+static aclk_range_fn i8_chunk(void)
+{
+#if defined(ACLK_X86)
+    const int level = aclk_isa_level();
+    if (level >= ACLK_ISA_AVX512)
+        return chunk_i8_avx512;
+    if (level >= ACLK_ISA_AVX2)
+        return chunk_i8_avx2;
+#endif
+    return chunk_i8_gen;
+}
+
 /* ------------------------------------------------------------------ entry point ---- */
 
 /* the binary post-ops' broadcast needs dst's shape to agree with outer x axis x inner */
@@ -1009,6 +1465,16 @@ int aclk_softmax_ex(const emu_softmax_ex_args *p, int src_dtype, const void *x,
     c.nblk = (p->inner + c.W - 1) / c.W;
     const int64_t n = c.outer * c.nblk;
     const int64_t grain = grain_for(n, c.axis * min64(c.inner, c.W));
+    if (src_dtype == ACLK_I8 && (dst_dtype == ACLK_I8 || dst_dtype == ACLK_U8) && !binary &&
+        p->n_post == 0) {
+        float etabr[EXP_TAB];
+        memcpy(etabr, etab, sizeof etabr);
+        etabr[0] = 0.0f;
+        c.etabr = etabr;
+        aclk_parallel_for(n, grain, i8_chunk(), &c);
+        return 0;
+    }
+    c.etabr = NULL;
     if (src_dtype == ACLK_F64 || dst_dtype == ACLK_F64)
         aclk_parallel_for(n, grain, chunk_f64, &c);
     else
