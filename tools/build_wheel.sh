@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The binary wheels: dist/aclnn_py-<version>-cp39-abi3-manylinux_2_17_<arch>.manylinux2014_<arch>.whl,
+# The binary wheels, dist/aclnn_py-<ver>-cp39-abi3-manylinux2014_<arch>.manylinux_2_17_<arch>.whl:
 # installable without a C compiler on every Linux with glibc >= 2.17 (docs/architecture.md, "The
 # binary wheel"; README "Install").
 #
@@ -50,27 +50,30 @@ trap 'rm -rf "$tmp"' EXIT
 # -I: pip runs the build with a PYTHONPATH of its own, which would hide ziglang
 zig=("$tmp/venv/bin/python" -I -m ziglang cc -target "$arch-linux-gnu.$glibc")
 mkdir "$tmp/bin"
-# small wrapper scripts: setuptools takes CC and LDSHARED as command lines
+# script NAME ARG... [-- ARG...]: $tmp/bin/NAME, which runs the ARGs before --, its own arguments,
+# then the ARGs after -- (setuptools takes CC and LDSHARED as command lines, not argument lists)
+script() {
+    local name="$1" before=()
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do before+=("$1"); shift; done
+    [ $# -eq 0 ] || shift
+    { echo '#!/bin/sh'; printf 'exec'; printf ' %q' "${before[@]}"; printf ' "$@"'
+      [ $# -eq 0 ] || printf ' %q' "$@"; echo; } > "$tmp/bin/$name"
+    chmod +x "$tmp/bin/$name"
+}
 env=()
-if [ "$arch" = "$(uname -m)" ] && [ "$arch" = x86_64 ]; then
-    # the objects from the usual compiler; zig links them, with that compiler's libgcc.a
+if [ "$arch" = x86_64 ] && [ "$(uname -m)" = x86_64 ]; then
+    # the objects from the usual compiler; zig links them, with that compiler's libgcc.a after them
     read -r -a cc < <("$python" -c 'import os, shlex, sysconfig
-print(" ".join(map(shlex.quote, shlex.split(os.environ.get("CC")
-      or sysconfig.get_config_var("CC") or "cc"))))')
+print(" ".join(shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")))')
     rtlib="$("${cc[@]}" -print-libgcc-file-name)"
     [ -f "$rtlib" ] || { echo "build_wheel.sh: ${cc[*]} has no runtime library ($rtlib)" >&2
                          exit 1; }
-    # wrapper ld ZIG... -rtlib=none "$@" LIBGCC: the runtime library after the objects
-    { echo '#!/bin/sh'; printf 'exec'; printf ' %q' "${zig[@]}" -rtlib=none
-      printf ' "$@" %q\n' "$rtlib"; } > "$tmp/bin/ld"
-    chmod +x "$tmp/bin/ld"
+    script ld "${zig[@]}" -rtlib=none -- "$rtlib"
     env+=("LDSHARED=$tmp/bin/ld -shared")
 elif [ "$arch" = aarch64 ]; then
-    { echo '#!/bin/sh'; printf 'exec'; printf ' %q' "${zig[@]}" -ffp-contract=off
-      echo ' "$@"'; } > "$tmp/bin/cc"
-    { echo '#!/bin/sh'; printf 'exec'; printf ' %q' "${zig[@]}" -rtlib=none; echo ' "$@"'; } \
-        > "$tmp/bin/ld"
-    chmod +x "$tmp/bin/cc" "$tmp/bin/ld"
+    script cc "${zig[@]}" -ffp-contract=off
+    script ld "${zig[@]}" -rtlib=none
     env+=("CC=$tmp/bin/cc" "LDSHARED=$tmp/bin/ld -shared")
     # The core includes the building interpreter's Python.h, whose pyconfig.h is that machine's:
     # the stable ABI's headers use its type sizes, so they must be the target's as well.
