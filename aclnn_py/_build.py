@@ -158,12 +158,15 @@ def check_build_environment() -> None:
 
 
 def build_stamp() -> str:
-    """A file whose content is the current compile and link flags, rewritten (so newer than any
-    built core) when they change: setuptools rebuilds an extension only when a source or a
+    """A file whose content is the current compiler, linker and flags, rewritten (so newer than
+    any built core) when they change: setuptools rebuilds an extension only when a source or a
     ``depends`` file is newer than it, so without this a build after switching
-    ACLNN_EMU_SANITIZE would reuse the core built before the switch from build/."""
+    ACLNN_EMU_SANITIZE, $CC or $LDSHARED (tools/build_wheel.sh links with zig, or cross-compiles)
+    would reuse the core, or the objects, built before the switch from build/."""
     stamp = ROOT / "build" / "aclnn_emu_flags.txt"
-    flags = " ".join(compile_args() + link_args())
+    linker = os.environ.get("LDSHARED") or sysconfig.get_config_var("LDSHARED") or ""
+    flags = " | ".join([shlex.join(c_compiler()), linker,
+                        " ".join(compile_args() + link_args())])
     try:
         if not stamp.is_file() or stamp.read_text(encoding="utf-8") != flags:
             stamp.parent.mkdir(parents=True, exist_ok=True)

@@ -481,6 +481,25 @@ def test_missing_compiler_names_what_to_install(monkeypatch):
         assert needed in text, text
 
 
+def test_build_stamp_names_the_compiler_and_linker(monkeypatch, tmp_path):
+    """setuptools rebuilds the core only when a ``depends`` file is newer than it: a switch of
+    $CC or $LDSHARED (tools/build_wheel.sh links with zig, or cross-compiles) rewrites the stamp,
+    so the objects and library of the other toolchain in build/ are not reused."""
+    from aclnn_py import _build
+
+    monkeypatch.setattr(_build, "ROOT", tmp_path)  # the stamp goes to ROOT/build/
+    texts = []
+    for cc, ld in [("cc-a", "cc-a -shared"), ("cc-b", "cc-a -shared"), ("cc-b", "ld-b -shared"),
+                   ("cc-b", "ld-b -shared")]:
+        monkeypatch.setenv("CC", cc)
+        monkeypatch.setenv("LDSHARED", ld)
+        stamp = Path(_build.build_stamp())
+        assert stamp.parent == tmp_path / "build"
+        texts.append(stamp.read_text(encoding="utf-8"))
+    assert len(set(texts[:3])) == 3 and texts[3] == texts[2]
+    assert texts[2].startswith("cc-b | ld-b -shared | "), texts[2]
+
+
 def test_env_help_and_docs():
     assert invoke("env", "--help").exit_code == 0
     doc = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
