@@ -19,18 +19,32 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
     /* pass 1: max (a NaN may or may not win it: either way it reaches every output through
        the sum) */
     V m0 = V_SET1(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+    /* and, where the level has a fast exp (R_FAST), the min: whether every x - max is in its
+       range (a NaN dropped by max and min is fine there: see V_EXPN_F) */
+    V n0 = V_SET1(INFINITY), n1 = n0;
     int64_t k = 0;
     for (; k + 4 * VW <= n; k += 4 * VW) {
-        m0 = V_MAX(m0, V_LD(xr + k, bf));
-        m1 = V_MAX(m1, V_LD(xr + k + VW, bf));
-        m2 = V_MAX(m2, V_LD(xr + k + 2 * VW, bf));
-        m3 = V_MAX(m3, V_LD(xr + k + 3 * VW, bf));
+        const V x0 = V_LD(xr + k, bf), x1 = V_LD(xr + k + VW, bf);
+        const V x2 = V_LD(xr + k + 2 * VW, bf), x3 = V_LD(xr + k + 3 * VW, bf);
+        m0 = V_MAX(m0, x0), m1 = V_MAX(m1, x1), m2 = V_MAX(m2, x2), m3 = V_MAX(m3, x3);
+        if (R_FAST)
+            n0 = V_MIN(n0, V_MIN(x0, x1)), n1 = V_MIN(n1, V_MIN(x2, x3));
     }
-    for (; k + VW <= n; k += VW)
-        m0 = V_MAX(m0, V_LD(xr + k, bf));
-    if (k < n)
+    for (; k + VW <= n; k += VW) {
+        const V x0 = V_LD(xr + k, bf);
+        m0 = V_MAX(m0, x0);
+        if (R_FAST)
+            n0 = V_MIN(n0, x0);
+    }
+    if (k < n) {
+        /* padded with -inf, which the min must not see: padded with the first element */
         m1 = V_MAX(m1, V_LDN(xr + k, n - k, bf, pad));
-    const V vm = V_SET1(V_HMAX(V_MAX(V_MAX(m0, m1), V_MAX(m2, m3))));
+        if (R_FAST)
+            n1 = V_MIN(n1, V_LDN(xr + k, n - k, bf, xr[0]));
+    }
+    const float mx = V_HMAX(V_MAX(V_MAX(m0, m1), V_MAX(m2, m3)));
+    const V vm = V_SET1(mx);
+    const int fast = R_FAST && V_HMIN(V_MIN(n0, n1)) - mx >= RD_NORM;
 
     /* pass 2: e = exp(x - m) and its sum, the next row prefetched a part per RPF_BLOCK
        elements */
@@ -43,7 +57,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
             if (!c->nt) /* the output's lines for writing, ahead of pass 3 */
                 r_prefetchw(yr + k);
             const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);
-            const V e0 = V_EXPN(d0), e1 = V_EXPN(d1);
+            const V e0 = fast ? V_EXPN_F(d0) : V_EXPN(d0);
+            const V e1 = fast ? V_EXPN_F(d1) : V_EXPN(d1);
             s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
             if (keep)
                 V_STF(eb + k, e0), V_STF(eb + k + VW, e1);
@@ -51,7 +66,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
         for (; k < k1; k += VW) {
             const int64_t len = k1 - k < VW ? k1 - k : VW;
             const V d0 = V_SUB(len < VW ? V_LDN(xr + k, len, bf, pad) : V_LD(xr + k, bf), vm);
-            const V e0 = V_EXPN(d0);
+            const V e0 = V_EXPN(d0); /* the padding's -inf: the clamped exp */
             s0 = V_ADD(s0, e0);
             if (keep)
                 V_STF(eb + k, e0);
@@ -79,26 +94,51 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
     }
     const V vf = V_SET1(f);
 
-    /* pass 3: the outputs, a piece at a time (streamed from hb when c->nt) */
+    /* pass 3: the outputs, a piece at a time (streamed from hb when c->nt): whole vectors in
+       loops of their own, 4 at a time (the per-vector length test and the keep / log choice
+       hoisted: they cost more instructions than the outputs' arithmetic), then the tail */
     for (int64_t p0 = 0; p0 < n; p0 += RPIECE) {
-        const int64_t len = n - p0 < RPIECE ? n - p0 : RPIECE;
+        const int64_t len = n - p0 < RPIECE ? n - p0 : RPIECE, lv = len / VW * VW;
         uint16_t *d = c->nt ? hb : yr + p0;
         const uint16_t *xp = xr + p0;
-        for (k = 0; k < len; k += VW) {
-            const int64_t l = len - k < VW ? len - k : VW;
-            V v;
-            if (lg) {
-                v = V_SUB(V_SUB(l < VW ? V_LDN(xp + k, l, bf, pad) : V_LD(xp + k, bf), vm), vf);
-            } else {
-                const V e = keep ? (l < VW ? V_LDFN(eb + p0 + k, l) : V_LDF(eb + p0 + k))
-                                 : V_EXPN(V_SUB(l < VW ? V_LDN(xp + k, l, bf, pad)
-                                                      : V_LD(xp + k, bf), vm));
-                v = V_MUL(e, vf);
+        const float *ep = keep ? eb + p0 : eb;
+        k = 0;
+        if (lg) {
+            for (; k + 4 * VW <= lv; k += 4 * VW) {
+                const V v0 = V_SUB(V_SUB(V_LD(xp + k, bf), vm), vf);
+                const V v1 = V_SUB(V_SUB(V_LD(xp + k + VW, bf), vm), vf);
+                const V v2 = V_SUB(V_SUB(V_LD(xp + k + 2 * VW, bf), vm), vf);
+                const V v3 = V_SUB(V_SUB(V_LD(xp + k + 3 * VW, bf), vm), vf);
+                V_ST(d + k, v0, bf), V_ST(d + k + VW, v1, bf);
+                V_ST(d + k + 2 * VW, v2, bf), V_ST(d + k + 3 * VW, v3, bf);
             }
-            if (l < VW)
-                V_STN(d + k, v, l, bf);
+            for (; k < lv; k += VW)
+                V_ST(d + k, V_SUB(V_SUB(V_LD(xp + k, bf), vm), vf), bf);
+        } else if (keep) {
+            for (; k + 4 * VW <= lv; k += 4 * VW) {
+                const V v0 = V_MUL(V_LDF(ep + k), vf), v1 = V_MUL(V_LDF(ep + k + VW), vf);
+                const V v2 = V_MUL(V_LDF(ep + k + 2 * VW), vf);
+                const V v3 = V_MUL(V_LDF(ep + k + 3 * VW), vf);
+                V_ST(d + k, v0, bf), V_ST(d + k + VW, v1, bf);
+                V_ST(d + k + 2 * VW, v2, bf), V_ST(d + k + 3 * VW, v3, bf);
+            }
+            for (; k < lv; k += VW)
+                V_ST(d + k, V_MUL(V_LDF(ep + k), vf), bf);
+        } else {
+            for (; k < lv; k += VW) {
+                const V dx = V_SUB(V_LD(xp + k, bf), vm);
+                V_ST(d + k, V_MUL(fast ? V_EXPN_F(dx) : V_EXPN(dx), vf), bf);
+            }
+        }
+        if (k < len) {
+            const int64_t l = len - k;
+            V v;
+            if (lg)
+                v = V_SUB(V_SUB(V_LDN(xp + k, l, bf, pad), vm), vf);
             else
-                V_ST(d + k, v, bf);
+                v = V_MUL(keep ? V_LDFN(ep + k, l) : V_EXPN(V_SUB(V_LDN(xp + k, l, bf, pad), vm)),
+                          vf);
+            V_STN(d + k, v, l, bf);
         }
         if (c->nt)
             R_STREAM(yr + p0, hb, len);
@@ -399,15 +439,32 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
     for (int64_t i = 0; i < nparts; i++) {
         const int64_t p0 = i * RPIECE, len = n - p0 < RPIECE ? n - p0 : RPIECE;
         uint16_t *d = c->nt ? hb : out + p0;
-        for (k = 0; k < len; k += VW) {
-            const int64_t l = len - k < VW ? len - k : VW;
-            const V vg = l < VW ? V_LDN(g + p0 + k, l, bf, 0) : V_LD(g + p0 + k, bf);
-            const V vy = l < VW ? V_LDN(y + p0 + k, l, bf, 0) : V_LD(y + p0 + k, bf);
-            const V v = lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy);
-            if (l < VW)
-                V_STN(d + k, v, l, bf);
-            else
-                V_ST(d + k, v, bf);
+        const uint16_t *gp = g + p0, *yp = y + p0;
+        const int64_t lv = len / VW * VW;
+        /* whole vectors (2 at a time), then the tail: the length test out of the loop */
+        for (k = 0; k + 2 * VW <= lv; k += 2 * VW) {
+            const V g0 = V_LD(gp + k, bf), y0 = V_LD(yp + k, bf);
+            const V g1 = V_LD(gp + k + VW, bf), y1 = V_LD(yp + k + VW, bf);
+            if (!lg) {
+                V_ST(d + k, V_MUL(V_SUB(g0, vs), y0), bf);
+                V_ST(d + k + VW, V_MUL(V_SUB(g1, vs), y1), bf);
+            } else if (R_FAST && !(V_ANY_LT(V_MIN(y0, y1), RD_NORM) |
+                                   V_ANY_GT(V_MAX(y0, y1), RD_FHI))) {
+                V_ST(d + k, V_FNMA(vs, V_EXP_F(y0), g0), bf);
+                V_ST(d + k + VW, V_FNMA(vs, V_EXP_F(y1), g1), bf);
+            } else {
+                V_ST(d + k, V_FNMA(vs, V_EXP(y0), g0), bf);
+                V_ST(d + k + VW, V_FNMA(vs, V_EXP(y1), g1), bf);
+            }
+        }
+        for (; k < lv; k += VW) {
+            const V vg = V_LD(gp + k, bf), vy = V_LD(yp + k, bf);
+            V_ST(d + k, lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy), bf);
+        }
+        if (k < len) {
+            const int64_t l = len - k;
+            const V vg = V_LDN(gp + k, l, bf, 0), vy = V_LDN(yp + k, l, bf, 0);
+            V_STN(d + k, lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy), l, bf);
         }
         if (c->nt)
             R_STREAM(out + p0, hb, len);
@@ -613,6 +670,12 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 #undef V_FNMA
 #undef V_EXP
 #undef V_EXPN
+#undef R_FAST
+#undef V_MIN
+#undef V_EXPN_F
+#undef V_EXP_F
+#undef V_ANY_LT
+#undef V_ANY_GT
 #undef V_LD
 #undef V_LDN
 #undef V_ST
@@ -625,4 +688,5 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 #undef V_ADD_NE0
 #undef V_HSUM
 #undef V_HMAX
+#undef V_HMIN
 #undef R_STREAM
