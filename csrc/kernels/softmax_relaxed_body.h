@@ -8,6 +8,17 @@
  * No include guard: it is meant to be included several times.
  */
 
+/* e0..e3 = exp(d0..d3) for d <= 0 or NaN: the level's fast exp when no lane is below its
+   range (R_FAST), else the clamped one */
+#define R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3)                                               \
+    do {                                                                                      \
+        if (R_FAST && !V_ANY_LT(V_MIN(V_MIN(d0, d1), V_MIN(d2, d3)), RD_NORM)) {              \
+            e0 = V_EXPN_F(d0), e1 = V_EXPN_F(d1), e2 = V_EXPN_F(d2), e3 = V_EXPN_F(d3);       \
+        } else {                                                                              \
+            e0 = V_EXPN(d0), e1 = V_EXPN(d1), e2 = V_EXPN(d2), e3 = V_EXPN(d3);               \
+        }                                                                                     \
+    } while (0)
+
 /* ------------------------------------------------------------------ forward rows ---- */
 
 /* one row of n elements at xr: max, exps (kept in eb when n <= RROWBUF), normalise */
@@ -230,7 +241,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                 const V d0 = V_SUB(V_LD(xa, bf), u0), d1 = V_SUB(V_LD(xa + VW, bf), u1);
                 const V d2 = V_SUB(V_LD(xa + 2 * VW, bf), u2);
                 const V d3 = V_SUB(V_LD(xa + 3 * VW, bf), u3);
-                const V e0 = V_EXPN(d0), e1 = V_EXPN(d1), e2 = V_EXPN(d2), e3 = V_EXPN(d3);
+                V e0, e1, e2, e3;
+                R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3);
                 s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
                 s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);
             }
@@ -307,10 +319,15 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
             const V d3 = V_SUB(V_LD(xa + j + 3 * VW, bf), V_LDF(macc + j + 3 * VW));
             const V f0 = V_LDF(sacc + j), f1 = V_LDF(sacc + j + VW);
             const V f2 = V_LDF(sacc + j + 2 * VW), f3 = V_LDF(sacc + j + 3 * VW);
-            V_ST(d + j, lg ? V_SUB(d0, f0) : V_MUL(V_EXPN(d0), f0), bf);
-            V_ST(d + j + VW, lg ? V_SUB(d1, f1) : V_MUL(V_EXPN(d1), f1), bf);
-            V_ST(d + j + 2 * VW, lg ? V_SUB(d2, f2) : V_MUL(V_EXPN(d2), f2), bf);
-            V_ST(d + j + 3 * VW, lg ? V_SUB(d3, f3) : V_MUL(V_EXPN(d3), f3), bf);
+            if (lg) {
+                V_ST(d + j, V_SUB(d0, f0), bf), V_ST(d + j + VW, V_SUB(d1, f1), bf);
+                V_ST(d + j + 2 * VW, V_SUB(d2, f2), bf), V_ST(d + j + 3 * VW, V_SUB(d3, f3), bf);
+            } else {
+                V e0, e1, e2, e3;
+                R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3);
+                V_ST(d + j, V_MUL(e0, f0), bf), V_ST(d + j + VW, V_MUL(e1, f1), bf);
+                V_ST(d + j + 2 * VW, V_MUL(e2, f2), bf), V_ST(d + j + 3 * VW, V_MUL(e3, f3), bf);
+            }
         }
         for (; j < w; j += VW) {
             const int64_t l = w - j < VW ? w - j : VW;
@@ -350,14 +367,18 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
                 __builtin_prefetch(x + a * inner + j + RPF_COLS, 0, 3);
                 r_prefetchw(y + a * inner + j + RPF_COLS);
             }
-        V m = V_SET1(-INFINITY);
+        V m = V_SET1(-INFINITY), mn = V_SET1(INFINITY);
         for (int64_t a = 0; a < axis; a++) {
             xv[a] = l < VW ? V_LDN(x + a * inner + j, l, bf, pad) : V_LD(x + a * inner + j, bf);
             m = V_MAX(m, xv[a]);
+            if (R_FAST)
+                mn = V_MIN(mn, xv[a]);
         }
+        /* the fast exp where every x - max of the column vector is in its range */
+        const int fast = R_FAST && !V_ANY_LT(V_SUB(mn, m), RD_NORM);
         V s = V_SET1(0.0f), k = s, f;
         for (int64_t a = 0; a < axis; a++) {
-            const V d = V_SUB(xv[a], m), e = V_EXPN(d);
+            const V d = V_SUB(xv[a], m), e = fast ? V_EXPN_F(d) : V_EXPN(d);
             if (lg) {
                 k = V_CNT_EQ0(k, d), s = V_ADD_NE0(s, d, e);
                 xv[a] = d;
@@ -689,4 +710,5 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 #undef V_HSUM
 #undef V_HMAX
 #undef V_HMIN
+#undef R_EXPN4
 #undef R_STREAM
