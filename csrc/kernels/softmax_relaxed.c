@@ -16,6 +16,13 @@
  *     vscalefps at the AVX-512 level, two exact power-of-two multiplies elsewhere (both round
  *     once into the subnormal range, which bfloat16 outputs reach). d is clamped to
  *     [-150, 100] first (NaN kept), so -inf gives +0 and no int conversion sees an infinity.
+ *     The AVX2 level's fast exp (V_EXPN_F / V_EXP_F) where every argument of a row (its min,
+ *     found with the max), a 4-vector column strip, a short-axis column vector or a
+ *     log_softmax_backward row's vector pair is in [RD_NORM, RD_FHI]: no clamp, and n added to
+ *     p's exponent field (2 operations instead of 8), the same bits (the product is a normal
+ *     float32 there, exact either way).
+ * bfloat16 outputs at the AVX2 level round to nearest with ties away from zero (u + 0x8000, the
+ * top half: 2 operations; half an ulp as round-to-even, which the other levels use).
  *   - sums in float32 in several vector accumulators (the forward sum is at most n, its
  *     relative error ~ n/(lanes) * 2^-24, far below a 16-bit ulp);
  *   - log-softmax: lse = log(k) + log1p(s/k), k the count of the max elements (d == 0) and s
