@@ -288,7 +288,8 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_EXPN_F(d) V_EXPN(d)
 #define V_EXP_F(d) V_EXP(d)
 #define V_ANY_LT(v, f) 0
-#define V_ANY_GT(v, f) 0
+#define V_ANY_LT4(d0, d1, d2, d3, f) 0
+#define V_ANY_OUT2(y0, y1, lo, hi) 0
 #define V_LD(p, bf) ((bf) ? aclk_bf16_to_f32(*(p)) : aclk_f16_to_f32(*(p)))
 #define V_LDN(p, n, bf, pad) ((void)(n), (void)(pad), V_LD(p, bf))
 #define V_ST(p, v, bf) (*(p) = (bf) ? aclk_f32_to_bf16(v) : aclk_f32_to_f16(v))
@@ -439,9 +440,25 @@ ACLK_AVX2_INLINE int r2_any_lt(__m256 v, float f)
     return !_mm256_testz_ps(m, m);
 }
 
-ACLK_AVX2_INLINE int r2_any_gt(__m256 v, float f)
+/* whether a lane of d0..d3 is below f, and whether a lane of y0, y1 is outside [lo, hi]:
+   a compare per vector, not a min or max of the vectors first, which would let a NaN of one
+   vector hide another's out-of-range lane (min and max return their second operand when
+   either is NaN; a NaN lane itself is fine for the fast exp) */
+ACLK_AVX2_INLINE int r2_any_lt4(__m256 d0, __m256 d1, __m256 d2, __m256 d3, float f)
 {
-    const __m256 m = _mm256_cmp_ps(v, _mm256_set1_ps(f), _CMP_GT_OQ);
+    const __m256 v = _mm256_set1_ps(f);
+    const __m256 m = _mm256_or_ps(
+        _mm256_or_ps(_mm256_cmp_ps(d0, v, _CMP_LT_OQ), _mm256_cmp_ps(d1, v, _CMP_LT_OQ)),
+        _mm256_or_ps(_mm256_cmp_ps(d2, v, _CMP_LT_OQ), _mm256_cmp_ps(d3, v, _CMP_LT_OQ)));
+    return !_mm256_testz_ps(m, m);
+}
+
+ACLK_AVX2_INLINE int r2_any_out2(__m256 y0, __m256 y1, float lo, float hi)
+{
+    const __m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);
+    const __m256 m = _mm256_or_ps(
+        _mm256_or_ps(_mm256_cmp_ps(y0, l, _CMP_LT_OQ), _mm256_cmp_ps(y1, l, _CMP_LT_OQ)),
+        _mm256_or_ps(_mm256_cmp_ps(y0, h, _CMP_GT_OQ), _mm256_cmp_ps(y1, h, _CMP_GT_OQ)));
     return !_mm256_testz_ps(m, m);
 }
 
@@ -499,7 +516,8 @@ ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
 #define V_EXPN_F(d) r2_exp_neg_fast(d)
 #define V_EXP_F(d) r2_exp_fast(d)
 #define V_ANY_LT(v, f) r2_any_lt(v, f)
-#define V_ANY_GT(v, f) r2_any_gt(v, f)
+#define V_ANY_LT4(d0, d1, d2, d3, f) r2_any_lt4(d0, d1, d2, d3, f)
+#define V_ANY_OUT2(y0, y1, lo, hi) r2_any_out2(y0, y1, lo, hi)
 #define V_LD(p, bf) r2_ld(p, bf)
 #define V_LDN(p, n, bf, pad) r2_ldn(p, n, bf, pad)
 #define V_ST(p, v, bf) r2_st(p, v, bf)
@@ -604,7 +622,8 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #define V_EXPN_F(d) V_EXPN(d)
 #define V_EXP_F(d) V_EXP(d)
 #define V_ANY_LT(v, f) 0
-#define V_ANY_GT(v, f) 0
+#define V_ANY_LT4(d0, d1, d2, d3, f) 0
+#define V_ANY_OUT2(y0, y1, lo, hi) 0
 #define V_LD(p, bf) r5_ld(p, bf)
 #define V_LDN(p, n, bf, pad) r5_ldn(p, n, bf, pad)
 #define V_ST(p, v, bf) _mm256_storeu_si256((__m256i *)(p), r5_cvt_out(v, bf))
@@ -658,7 +677,8 @@ static inline __attribute__((always_inline)) R5B_TARGET __m256i r5b_cvt_out(__m5
 #define V_EXPN_F(d) V_EXPN(d)
 #define V_EXP_F(d) V_EXP(d)
 #define V_ANY_LT(v, f) 0
-#define V_ANY_GT(v, f) 0
+#define V_ANY_LT4(d0, d1, d2, d3, f) 0
+#define V_ANY_OUT2(y0, y1, lo, hi) 0
 #define V_LD(p, bf) r5_ld(p, bf)
 #define V_LDN(p, n, bf, pad) r5_ldn(p, n, bf, pad)
 #define V_ST(p, v, bf) _mm256_storeu_si256((__m256i *)(p), r5b_cvt_out(v, bf))

@@ -9,14 +9,24 @@
  */
 
 /* e0..e3 = exp(d0..d3) for d <= 0 or NaN: the level's fast exp when no lane is below its
-   range (R_FAST), else the clamped one */
+   range (R_FAST; a compare per vector: see r2_any_lt4), else the clamped one */
 #define R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3)                                               \
     do {                                                                                      \
-        if (R_FAST && !V_ANY_LT(V_MIN(V_MIN(d0, d1), V_MIN(d2, d3)), RD_NORM)) {              \
+        if (R_FAST && !V_ANY_LT4(d0, d1, d2, d3, RD_NORM)) {                                  \
             e0 = V_EXPN_F(d0), e1 = V_EXPN_F(d1), e2 = V_EXPN_F(d2), e3 = V_EXPN_F(d3);       \
         } else {                                                                              \
             e0 = V_EXPN(d0), e1 = V_EXPN(d1), e2 = V_EXPN(d2), e3 = V_EXPN(d3);               \
         }                                                                                     \
+    } while (0)
+
+/* e0, e1 = exp(y0), exp(y1) for any y: the level's fast exp when every lane is in its range
+   (R_FAST; a NaN lane is fine there), else the clamped one */
+#define R_EXP2(y0, y1, e0, e1)                                                                \
+    do {                                                                                      \
+        if (R_FAST && !V_ANY_OUT2(y0, y1, RD_NORM, RD_FHI))                                  \
+            e0 = V_EXP_F(y0), e1 = V_EXP_F(y1);                                               \
+        else                                                                                  \
+            e0 = V_EXP(y0), e1 = V_EXP(y1);                                                   \
     } while (0)
 
 /* ------------------------------------------------------------------ forward rows ---- */
@@ -469,13 +479,11 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
             if (!lg) {
                 V_ST(d + k, V_MUL(V_SUB(g0, vs), y0), bf);
                 V_ST(d + k + VW, V_MUL(V_SUB(g1, vs), y1), bf);
-            } else if (R_FAST && !(V_ANY_LT(V_MIN(y0, y1), RD_NORM) |
-                                   V_ANY_GT(V_MAX(y0, y1), RD_FHI))) {
-                V_ST(d + k, V_FNMA(vs, V_EXP_F(y0), g0), bf);
-                V_ST(d + k + VW, V_FNMA(vs, V_EXP_F(y1), g1), bf);
             } else {
-                V_ST(d + k, V_FNMA(vs, V_EXP(y0), g0), bf);
-                V_ST(d + k + VW, V_FNMA(vs, V_EXP(y1), g1), bf);
+                V e0, e1;
+                R_EXP2(y0, y1, e0, e1);
+                V_ST(d + k, V_FNMA(vs, e0, g0), bf);
+                V_ST(d + k + VW, V_FNMA(vs, e1, g1), bf);
             }
         }
         for (; k < lv; k += VW) {
@@ -571,10 +579,19 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
                 r_prefetchw((const char *)(oa + 16 * inner) + k);
         int64_t j = 0;
         for (; j + 4 * VW <= w; j += 4 * VW) {
-            for (int64_t q = 0; q < 4 * VW; q += VW) {
-                const V vg = V_LD(ga + j + q, bf), vy = V_LD(ya + j + q, bf);
-                const V vs = V_LDF(sacc + j + q);
-                V_ST(d + j + q, lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy), bf);
+            for (int64_t q = 0; q < 4 * VW; q += 2 * VW) {
+                const V g0 = V_LD(ga + j + q, bf), y0 = V_LD(ya + j + q, bf);
+                const V g1 = V_LD(ga + j + q + VW, bf), y1 = V_LD(ya + j + q + VW, bf);
+                const V s0 = V_LDF(sacc + j + q), s1 = V_LDF(sacc + j + q + VW);
+                if (lg) {
+                    V e0, e1;
+                    R_EXP2(y0, y1, e0, e1);
+                    V_ST(d + j + q, V_FNMA(s0, e0, g0), bf);
+                    V_ST(d + j + q + VW, V_FNMA(s1, e1, g1), bf);
+                } else {
+                    V_ST(d + j + q, V_MUL(V_SUB(g0, s0), y0), bf);
+                    V_ST(d + j + q + VW, V_MUL(V_SUB(g1, s1), y1), bf);
+                }
             }
         }
         for (; j < w; j += VW) {
@@ -696,7 +713,8 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 #undef V_EXPN_F
 #undef V_EXP_F
 #undef V_ANY_LT
-#undef V_ANY_GT
+#undef V_ANY_LT4
+#undef V_ANY_OUT2
 #undef V_LD
 #undef V_LDN
 #undef V_ST
@@ -711,4 +729,5 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 #undef V_HMAX
 #undef V_HMIN
 #undef R_EXPN4
+#undef R_EXP2
 #undef R_STREAM
