@@ -18,7 +18,8 @@
  *     [-150, 100] first (NaN kept), so -inf gives +0 and no int conversion sees an infinity.
  *     The AVX2 level's fast exp (V_EXPN_F / V_EXP_F) where every argument of a row (its min,
  *     found with the max), a 4-vector column strip, a short-axis column vector or a
- *     log_softmax_backward row's vector pair is in [RD_NORM, RD_FHI]: no clamp, and n added to
+ *     log_softmax_backward vector pair (rows, column blocks) is in [RD_NORM, RD_FHI] (checked
+ *     by a compare per vector: see r2_any_lt4): no clamp, and n added to
  *     p's exponent field (2 operations instead of 8), the same bits (the product is a normal
  *     float32 there, exact either way).
  * bfloat16 outputs at the AVX2 level round to nearest with ties away from zero (u + 0x8000, the
