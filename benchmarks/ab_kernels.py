@@ -1,7 +1,7 @@
 """Two builds of the C core compared call by call in one process: is a kernel change faster?
 
     python benchmarks/ab_kernels.py OLD NEW [--shape O,A,I] [--dtype DT] [--op OP] [--reps N]
-                                    [--threads T] [--hot]
+                                    [--threads T] [--hot] [--relaxed]
 
 OLD and NEW are compiled libraries (``aclnn_py/_emu*.so`` of two checkouts, each built with
 ``python setup.py build_ext --inplace``). Both are loaded side by side (each has its own kernel
@@ -16,6 +16,9 @@ hides the 5-15 % a kernel change is usually worth. Called in turn, the two build
 machine: one build against a copy of itself gives 0.97-1.03 on most lines, with the odd line
 at 0.91, and a line can stay off by 10-15 % for a whole process (one measured 0.82 twice and
 0.96 the third time): repeat a line that decides something, in a new process.
+
+``--relaxed`` calls the relaxed-accumulation kernels (``aclk_softmax_fwd_relaxed`` /
+``aclk_softmax_bwd_relaxed``, float16 and bfloat16 only) instead of the strict ones.
 
 The shape is (outer, axis, inner): the operator reduces over the middle axis of a contiguous
 [outer][axis][inner] tensor (``4096,4096,1`` is dim -1 of a 4096 x 4096 matrix; ``1,16,1000000``
@@ -50,21 +53,26 @@ def np_dtype(name: str):
     return ml_dtypes.bfloat16 if name == "bfloat16" else np.dtype(name)
 
 
-def call(mod, op: str, code: int, arrays: dict, shape: tuple[int, int, int]):
-    """A zero-argument function running op once with mod's kernels."""
+def call(mod, op: str, code: int, arrays: dict, shape: tuple[int, int, int],
+         relaxed: bool = False):
+    """A zero-argument function running op once with mod's kernels (relaxed: the
+    relaxed-accumulation ones)."""
     P, lib = mod.ffi.from_buffer, mod.lib
     x, g, y, yl, out = (P(arrays[k]) for k in ("x", "g", "y", "yl", "out"))
     o, a, i = shape
+    fwd = lib.aclk_softmax_fwd_relaxed if relaxed else lib.aclk_softmax_fwd
+    bwd = lib.aclk_softmax_bwd_relaxed if relaxed else lib.aclk_softmax_bwd
     if op == "softmax":
-        return lambda: lib.aclk_softmax_fwd(code, x, out, o, a, i, 0)
+        return lambda: fwd(code, x, out, o, a, i, 0)
     if op == "log_softmax":
-        return lambda: lib.aclk_softmax_fwd(code, x, out, o, a, i, 1)
+        return lambda: fwd(code, x, out, o, a, i, 1)
     if op == "softmax_backward":
-        return lambda: lib.aclk_softmax_bwd(code, g, y, out, o, a, i, 0)
-    return lambda: lib.aclk_softmax_bwd(code, g, yl, out, o, a, i, 1)
+        return lambda: bwd(code, g, y, out, o, a, i, 0)
+    return lambda: bwd(code, g, yl, out, o, a, i, 1)
 
 
-def compare(old, new, shape, dtypes, ops, reps: int, junk_bytes: int = 64 << 20):
+def compare(old, new, shape, dtypes, ops, reps: int, junk_bytes: int = 64 << 20,
+            relaxed: bool = False):
     """Rows (dtype, op, old ms, new ms, new / old)."""
     n = shape[0] * shape[1] * shape[2]
     junk = np.ones(junk_bytes // 8) if junk_bytes > 0 else None
@@ -81,7 +89,8 @@ def compare(old, new, shape, dtypes, ops, reps: int, junk_bytes: int = 64 << 20)
             if rc != 0:
                 raise SystemExit(f"aclk_softmax_fwd({dname}, {shape}) returned {rc}")
         for op in ops:
-            fns = (call(old, op, code, arrays, shape), call(new, op, code, arrays, shape))
+            fns = (call(old, op, code, arrays, shape, relaxed),
+                   call(new, op, code, arrays, shape, relaxed))
             for fn in fns:
                 fn()  # warm-up: scratch, pool, and (hot) the data in cache
             times: tuple[list[float], list[float]] = ([], [])
@@ -111,6 +120,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--threads", type=int, default=2, help="kernel threads of both (2)")
     ap.add_argument("--hot", action="store_true",
                     help="write nothing between calls (default: 64 MiB, cold caches)")
+    ap.add_argument("--relaxed", action="store_true",
+                    help="the relaxed-accumulation kernels (float16 / bfloat16)")
+    ap.add_argument("--evict", type=int, default=64,
+                    help="MiB written between calls when cold (64; use twice the LLC where the "
+                         "data would otherwise stay in it)")
     args = ap.parse_args(argv)
     try:
         shape = tuple(int(v) for v in args.shape.split(","))
@@ -123,12 +137,16 @@ def main(argv: list[str] | None = None) -> None:
     old, new = load(args.old, "old"), load(args.new, "new")
     for mod in (old, new):
         mod.lib.aclk_set_num_threads(args.threads)
-    cache = "hot" if args.hot else "cold"
+    if args.relaxed and not args.dtype:
+        args.dtype = ["float16", "bfloat16"]
+    if args.relaxed and "float32" in args.dtype:
+        ap.error("--relaxed: the relaxed kernels take float16 and bfloat16 only, got float32")
+    cache = "hot" if args.hot else f"cold ({args.evict} MiB written)"
     print(f"shape {shape}, {args.threads} threads, {cache}, medians of {args.reps} calls each")
     print(f"{'dtype':9s} {'operator':21s} {'old ms':>8s} {'new ms':>8s} {'new/old':>8s}")
     for dname, op, a, b, ratio in compare(old, new, shape, args.dtype or list(DTYPES),
                                           args.op or list(OPS), args.reps,
-                                          0 if args.hot else 64 << 20):
+                                          0 if args.hot else args.evict << 20, args.relaxed):
         print(f"{dname:9s} {op:21s} {a:8.3f} {b:8.3f} {ratio:8.3f}", flush=True)
 
 

@@ -309,6 +309,40 @@ def test_same_bits_for_1_and_2_threads(dname):
         lib.aclk_set_num_threads(before)
 
 
+def check_nan_beside_far(dname: str) -> None:
+    """A far argument (-20000) with a NaN one vector (8 or 16 lanes) further along, in the same
+    lane: a level's check of whether its fast exp may run must still see the far one (a min of
+    the two vectors returns the NaN there). Forward: columns 3 and 11 (and 19) of a column
+    block, the NaN columns' outputs NaN, the others within the bound; log_softmax_backward: y
+    given, in a column block and in rows."""
+    dt = DT[dname][1]
+    rng = np.random.default_rng(21)
+    x = rng.normal(0.0, 1.0, size=(1, 64, 48))
+    x[0, 10, 3] = -20000.0
+    x[0, 10, 11] = x[0, 10, 19] = np.nan
+    x = x.astype(dt)
+    check_fwd(dname, x, "NaN beside a far value")
+    g = data(dname, x.shape, "n1", rng)
+    # log_softmax_backward (the one with an exp): out = g - sum(g)*exp(y), the NaN elements NaN
+    for y in (x, np.ascontiguousarray(x.transpose(2, 1, 0))):  # columns, then rows
+        gg = np.ascontiguousarray(g.reshape(y.shape))
+        g64, y64 = gg.astype(np.float64), y.astype(np.float64)
+        t2 = np.sum(g64, axis=1, keepdims=True) * np.exp(y64)
+        ref = g64 - t2
+        big = np.maximum(np.nanmax(np.abs(g64), axis=1, keepdims=True),
+                         np.nanmax(np.abs(t2), axis=1, keepdims=True))
+        got = bwd(dname, gg, y, 1).astype(np.float64)
+        nan = np.isnan(y64)
+        assert np.isnan(got[nan]).all(), f"{dname} {y.shape}: a NaN y's output is not NaN"
+        err = np.abs(got - ref)[~nan] / np.broadcast_to(big * EPS_BWD[dname], ref.shape)[~nan]
+        assert np.max(err) <= 1.0, f"NaN beside a far value {dname} {y.shape}: {np.max(err)}"
+
+
+@pytest.mark.parametrize("dname", sorted(DT))
+def test_nan_beside_far_value(dname):
+    check_nan_beside_far(dname)
+
+
 ISA_CODE = """
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -320,6 +354,7 @@ shapes = [(5, 3, 1), (6, 31, 1), (2, 4096, 1), (1, 20000, 1), (3, 31, 5), (2, 40
 for d in ("float16", "bfloat16"):
     t.check_all(d, seed=7, shapes=shapes)
     t.check_running_max(d)
+    t.check_nan_beside_far(d)
 print("ok")
 """
 

@@ -16,6 +16,14 @@
  *     vscalefps at the AVX-512 level, two exact power-of-two multiplies elsewhere (both round
  *     once into the subnormal range, which bfloat16 outputs reach). d is clamped to
  *     [-150, 100] first (NaN kept), so -inf gives +0 and no int conversion sees an infinity.
+ *     The AVX2 level's fast exp (V_EXPN_F / V_EXP_F) where every argument of a row (its min,
+ *     found with the max), a 4-vector column strip, a short-axis column vector or a
+ *     log_softmax_backward vector pair (rows, column blocks) is in [RD_NORM, RD_FHI] (checked
+ *     by a compare per vector: see r2_any_lt4): no clamp, and n added to
+ *     p's exponent field (2 operations instead of 8), the same bits (the product is a normal
+ *     float32 there, exact either way).
+ * bfloat16 outputs at the AVX2 level round to nearest with ties away from zero (u + 0x8000, the
+ * top half: 2 operations; half an ulp as round-to-even, which the other levels use).
  *   - sums in float32 in several vector accumulators (the forward sum is at most n, its
  *     relative error ~ n/(lanes) * 2^-24, far below a 16-bit ulp);
  *   - log-softmax: lse = log(k) + log1p(s/k), k the count of the max elements (d == 0) and s
@@ -127,6 +135,11 @@ typedef struct {
 #define RLN2_LO -2.12194440e-4f
 #define RD_LO -150.0f /* below: exp is +0 in float32 */
 #define RD_HI 100.0f  /* above: +inf */
+/* the AVX2 level's fast exp (r2_exp_neg_fast, r2_exp_fast) for d in [RD_NORM, RD_FHI]:
+   n in [-125, 127], so p * 2^n (p in [0.70, 1.42]) is a normal float32 and adding n to p's
+   exponent field is the exact product the two multiplies give: the same bits */
+#define RD_NORM -86.5f
+#define RD_FHI 88.0f
 
 /* log1p(u) for u >= 0 or NaN: log(1 + u) corrected by u / ((1 + u) - 1), exact to the log's
    accuracy also when 1 + u rounds */
@@ -271,6 +284,13 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_FNMA(a, b, c) ((c) - (a) * (b))
 #define V_EXP(d) r_exp_generic(d)
 #define V_EXPN(d) r_exp_generic(d)
+#define R_FAST 0
+#define V_MIN(a, b) ((b) < (a) ? (b) : (a))
+#define V_EXPN_F(d) V_EXPN(d)
+#define V_EXP_F(d) V_EXP(d)
+#define V_ANY_LT(v, f) 0
+#define V_ANY_LT4(d0, d1, d2, d3, f) 0
+#define V_ANY_OUT2(y0, y1, lo, hi) 0
 #define V_LD(p, bf) ((bf) ? aclk_bf16_to_f32(*(p)) : aclk_f16_to_f32(*(p)))
 #define V_LDN(p, n, bf, pad) ((void)(n), (void)(pad), V_LD(p, bf))
 #define V_ST(p, v, bf) (*(p) = (bf) ? aclk_f32_to_bf16(v) : aclk_f32_to_f16(v))
@@ -283,6 +303,7 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_ADD_NE0(s, d, e) ((d) == 0.0f ? (s) : (s) + (e))
 #define V_HSUM(v) (v)
 #define V_HMAX(v) (v)
+#define V_HMIN(v) (v)
 #define R_STREAM(d, s, n) memcpy((d), (s), (size_t)(n) * 2)
 #include "softmax_relaxed_body.h"
 
@@ -302,9 +323,21 @@ ACLK_AVX2_INLINE __m256 r2_ldn(const uint16_t *p, int64_t n, const int bf, uint1
     return r2_ld(t, bf);
 }
 
+/* 8 floats -> 8 bfloat16 rounded to nearest, ties away from zero: the top half of u + 0x8000
+   (2 operations against round-to-even's 5 and its NaN select's 4; within the relaxed bound
+   alike, half an ulp). No carry leaves the sign bit: a finite float above the largest
+   bfloat16's midpoint gives the infinity it rounds to, and a NaN here (a bfloat16 input's, or
+   the default one) has its low 16 bits 0, so it stays that NaN */
+ACLK_AVX2_INLINE __m128i r2_cvt_bf16(__m256 v)
+{
+    const __m256i r = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_castps_si256(v), _mm256_set1_epi32(0x8000)), 16);
+    return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+
 ACLK_AVX2_INLINE void r2_st(uint16_t *p, __m256 v, const int bf)
 {
-    _mm_storeu_si128((__m128i *)p, bf ? aclk_avx2_cvt_bf16(v) : aclk_avx2_cvt_f16(v));
+    _mm_storeu_si128((__m128i *)p, bf ? r2_cvt_bf16(v) : aclk_avx2_cvt_f16(v));
 }
 
 ACLK_AVX2_INLINE void r2_stn(uint16_t *p, __m256 v, int64_t n, const int bf)
@@ -371,6 +404,65 @@ ACLK_AVX2_INLINE __m256 r2_exp_neg(__m256 d)
     return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 
+/* r2_exp_neg for d in [RD_NORM, 0] or NaN (a 16-bit input's NaN, whose low 13 payload bits
+   are 0): no clamp, and 2^n added to p's exponent field (k's low bits are n: k << 23 is n << 23
+   modulo 2^32), the same bits as r2_exp_neg's two multiplies there (RD_NORM); a NaN stays NaN
+   (its k << 23 is 0) */
+ACLK_AVX2_INLINE __m256 r2_exp_neg_fast(__m256 d)
+{
+    const __m256 k = _mm256_fmadd_ps(d, _mm256_set1_ps(RLOG2E), _mm256_set1_ps(RMAGIC));
+    const __m256 n = _mm256_sub_ps(k, _mm256_set1_ps(RMAGIC));
+    const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(RLN2), d);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(RF3), r, _mm256_set1_ps(RF2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RF1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p),
+                                                _mm256_slli_epi32(_mm256_castps_si256(k), 23)));
+}
+
+/* r2_exp for d in [RD_NORM, RD_FHI] or NaN, as r2_exp_neg_fast: the same bits as r2_exp */
+ACLK_AVX2_INLINE __m256 r2_exp_fast(__m256 d)
+{
+    const __m256 k = _mm256_fmadd_ps(d, _mm256_set1_ps(RLOG2E), _mm256_set1_ps(RMAGIC));
+    const __m256 n = _mm256_sub_ps(k, _mm256_set1_ps(RMAGIC));
+    const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(RLN2), d);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(RC4), r, _mm256_set1_ps(RC3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RC2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RC1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p),
+                                                _mm256_slli_epi32(_mm256_castps_si256(k), 23)));
+}
+
+/* whether a lane of v is below (above) f */
+ACLK_AVX2_INLINE int r2_any_lt(__m256 v, float f)
+{
+    const __m256 m = _mm256_cmp_ps(v, _mm256_set1_ps(f), _CMP_LT_OQ);
+    return !_mm256_testz_ps(m, m);
+}
+
+/* whether a lane of d0..d3 is below f, and whether a lane of y0, y1 is outside [lo, hi]:
+   a compare per vector, not a min or max of the vectors first, which would let a NaN of one
+   vector hide another's out-of-range lane (min and max return their second operand when
+   either is NaN; a NaN lane itself is fine for the fast exp) */
+ACLK_AVX2_INLINE int r2_any_lt4(__m256 d0, __m256 d1, __m256 d2, __m256 d3, float f)
+{
+    const __m256 v = _mm256_set1_ps(f);
+    const __m256 m = _mm256_or_ps(
+        _mm256_or_ps(_mm256_cmp_ps(d0, v, _CMP_LT_OQ), _mm256_cmp_ps(d1, v, _CMP_LT_OQ)),
+        _mm256_or_ps(_mm256_cmp_ps(d2, v, _CMP_LT_OQ), _mm256_cmp_ps(d3, v, _CMP_LT_OQ)));
+    return !_mm256_testz_ps(m, m);
+}
+
+ACLK_AVX2_INLINE int r2_any_out2(__m256 y0, __m256 y1, float lo, float hi)
+{
+    const __m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);
+    const __m256 m = _mm256_or_ps(
+        _mm256_or_ps(_mm256_cmp_ps(y0, l, _CMP_LT_OQ), _mm256_cmp_ps(y1, l, _CMP_LT_OQ)),
+        _mm256_or_ps(_mm256_cmp_ps(y0, h, _CMP_GT_OQ), _mm256_cmp_ps(y1, h, _CMP_GT_OQ)));
+    return !_mm256_testz_ps(m, m);
+}
+
 ACLK_AVX2_INLINE float r2_hsum(__m256 v)
 {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -384,6 +476,14 @@ ACLK_AVX2_INLINE float r2_hmax(__m256 v)
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+ACLK_AVX2_INLINE float r2_hmin(__m256 v)
+{
+    __m128 s = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_min_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_min_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
 
@@ -412,6 +512,13 @@ ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
 #define V_FNMA(a, b, c) _mm256_fnmadd_ps(a, b, c)
 #define V_EXP(d) r2_exp(d)
 #define V_EXPN(d) r2_exp_neg(d)
+#define R_FAST 1
+#define V_MIN(a, b) _mm256_min_ps(a, b)
+#define V_EXPN_F(d) r2_exp_neg_fast(d)
+#define V_EXP_F(d) r2_exp_fast(d)
+#define V_ANY_LT(v, f) r2_any_lt(v, f)
+#define V_ANY_LT4(d0, d1, d2, d3, f) r2_any_lt4(d0, d1, d2, d3, f)
+#define V_ANY_OUT2(y0, y1, lo, hi) r2_any_out2(y0, y1, lo, hi)
 #define V_LD(p, bf) r2_ld(p, bf)
 #define V_LDN(p, n, bf, pad) r2_ldn(p, n, bf, pad)
 #define V_ST(p, v, bf) r2_st(p, v, bf)
@@ -424,6 +531,7 @@ ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
 #define V_ADD_NE0(s, d, e) r2_add_ne0(s, d, e)
 #define V_HSUM(v) r2_hsum(v)
 #define V_HMAX(v) r2_hmax(v)
+#define V_HMIN(v) r2_hmin(v)
 #define R_STREAM(d, s, n) stream16(d, s, n)
 #include "softmax_relaxed_body.h"
 
@@ -510,6 +618,13 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #define V_FNMA(a, b, c) _mm512_fnmadd_ps(a, b, c)
 #define V_EXP(d) r5_exp(d)
 #define V_EXPN(d) r5_exp_neg(d)
+#define R_FAST 0 /* vscalefps scales in one instruction: no fast path */
+#define V_MIN(a, b) _mm512_min_ps(a, b)
+#define V_EXPN_F(d) V_EXPN(d)
+#define V_EXP_F(d) V_EXP(d)
+#define V_ANY_LT(v, f) 0
+#define V_ANY_LT4(d0, d1, d2, d3, f) 0
+#define V_ANY_OUT2(y0, y1, lo, hi) 0
 #define V_LD(p, bf) r5_ld(p, bf)
 #define V_LDN(p, n, bf, pad) r5_ldn(p, n, bf, pad)
 #define V_ST(p, v, bf) _mm256_storeu_si256((__m256i *)(p), r5_cvt_out(v, bf))
@@ -522,6 +637,7 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #define V_ADD_NE0(s, d, e) r5_add_ne0(s, d, e)
 #define V_HSUM(v) _mm512_reduce_add_ps(v)
 #define V_HMAX(v) _mm512_reduce_max_ps(v)
+#define V_HMIN(v) _mm512_reduce_min_ps(v)
 #define R_STREAM(d, s, n) stream16(d, s, n)
 #include "softmax_relaxed_body.h"
 
@@ -557,6 +673,13 @@ static inline __attribute__((always_inline)) R5B_TARGET __m256i r5b_cvt_out(__m5
 #define V_FNMA(a, b, c) _mm512_fnmadd_ps(a, b, c)
 #define V_EXP(d) r5_exp(d)
 #define V_EXPN(d) r5_exp_neg(d)
+#define R_FAST 0 /* vscalefps scales in one instruction: no fast path */
+#define V_MIN(a, b) _mm512_min_ps(a, b)
+#define V_EXPN_F(d) V_EXPN(d)
+#define V_EXP_F(d) V_EXP(d)
+#define V_ANY_LT(v, f) 0
+#define V_ANY_LT4(d0, d1, d2, d3, f) 0
+#define V_ANY_OUT2(y0, y1, lo, hi) 0
 #define V_LD(p, bf) r5_ld(p, bf)
 #define V_LDN(p, n, bf, pad) r5_ldn(p, n, bf, pad)
 #define V_ST(p, v, bf) _mm256_storeu_si256((__m256i *)(p), r5b_cvt_out(v, bf))
@@ -569,6 +692,7 @@ static inline __attribute__((always_inline)) R5B_TARGET __m256i r5b_cvt_out(__m5
 #define V_ADD_NE0(s, d, e) r5_add_ne0(s, d, e)
 #define V_HSUM(v) _mm512_reduce_add_ps(v)
 #define V_HMAX(v) _mm512_reduce_max_ps(v)
+#define V_HMIN(v) _mm512_reduce_min_ps(v)
 #define R_STREAM(d, s, n) stream16(d, s, n)
 #include "softmax_relaxed_body.h"
 #endif /* ACLK_X86 */

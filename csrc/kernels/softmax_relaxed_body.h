@@ -8,6 +8,27 @@
  * No include guard: it is meant to be included several times.
  */
 
+/* e0..e3 = exp(d0..d3) for d <= 0 or NaN: the level's fast exp when no lane is below its
+   range (R_FAST; a compare per vector: see r2_any_lt4), else the clamped one */
+#define R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3)                                               \
+    do {                                                                                      \
+        if (R_FAST && !V_ANY_LT4(d0, d1, d2, d3, RD_NORM)) {                                  \
+            e0 = V_EXPN_F(d0), e1 = V_EXPN_F(d1), e2 = V_EXPN_F(d2), e3 = V_EXPN_F(d3);       \
+        } else {                                                                              \
+            e0 = V_EXPN(d0), e1 = V_EXPN(d1), e2 = V_EXPN(d2), e3 = V_EXPN(d3);               \
+        }                                                                                     \
+    } while (0)
+
+/* e0, e1 = exp(y0), exp(y1) for any y: the level's fast exp when every lane is in its range
+   (R_FAST; a NaN lane is fine there), else the clamped one */
+#define R_EXP2(y0, y1, e0, e1)                                                                \
+    do {                                                                                      \
+        if (R_FAST && !V_ANY_OUT2(y0, y1, RD_NORM, RD_FHI))                                  \
+            e0 = V_EXP_F(y0), e1 = V_EXP_F(y1);                                               \
+        else                                                                                  \
+            e0 = V_EXP(y0), e1 = V_EXP(y1);                                                   \
+    } while (0)
+
 /* ------------------------------------------------------------------ forward rows ---- */
 
 /* one row of n elements at xr: max, exps (kept in eb when n <= RROWBUF), normalise */
@@ -19,18 +40,32 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
     /* pass 1: max (a NaN may or may not win it: either way it reaches every output through
        the sum) */
     V m0 = V_SET1(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+    /* and, where the level has a fast exp (R_FAST), the min: whether every x - max is in its
+       range (a NaN dropped by max and min is fine there: see V_EXPN_F) */
+    V n0 = V_SET1(INFINITY), n1 = n0;
     int64_t k = 0;
     for (; k + 4 * VW <= n; k += 4 * VW) {
-        m0 = V_MAX(m0, V_LD(xr + k, bf));
-        m1 = V_MAX(m1, V_LD(xr + k + VW, bf));
-        m2 = V_MAX(m2, V_LD(xr + k + 2 * VW, bf));
-        m3 = V_MAX(m3, V_LD(xr + k + 3 * VW, bf));
+        const V x0 = V_LD(xr + k, bf), x1 = V_LD(xr + k + VW, bf);
+        const V x2 = V_LD(xr + k + 2 * VW, bf), x3 = V_LD(xr + k + 3 * VW, bf);
+        m0 = V_MAX(m0, x0), m1 = V_MAX(m1, x1), m2 = V_MAX(m2, x2), m3 = V_MAX(m3, x3);
+        if (R_FAST)
+            n0 = V_MIN(n0, V_MIN(x0, x1)), n1 = V_MIN(n1, V_MIN(x2, x3));
     }
-    for (; k + VW <= n; k += VW)
-        m0 = V_MAX(m0, V_LD(xr + k, bf));
-    if (k < n)
+    for (; k + VW <= n; k += VW) {
+        const V x0 = V_LD(xr + k, bf);
+        m0 = V_MAX(m0, x0);
+        if (R_FAST)
+            n0 = V_MIN(n0, x0);
+    }
+    if (k < n) {
+        /* padded with -inf, which the min must not see: padded with the first element */
         m1 = V_MAX(m1, V_LDN(xr + k, n - k, bf, pad));
-    const V vm = V_SET1(V_HMAX(V_MAX(V_MAX(m0, m1), V_MAX(m2, m3))));
+        if (R_FAST)
+            n1 = V_MIN(n1, V_LDN(xr + k, n - k, bf, xr[0]));
+    }
+    const float mx = V_HMAX(V_MAX(V_MAX(m0, m1), V_MAX(m2, m3)));
+    const V vm = V_SET1(mx);
+    const int fast = R_FAST && V_HMIN(V_MIN(n0, n1)) - mx >= RD_NORM;
 
     /* pass 2: e = exp(x - m) and its sum, the next row prefetched a part per RPF_BLOCK
        elements */
@@ -43,7 +78,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
             if (!c->nt) /* the output's lines for writing, ahead of pass 3 */
                 r_prefetchw(yr + k);
             const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);
-            const V e0 = V_EXPN(d0), e1 = V_EXPN(d1);
+            const V e0 = fast ? V_EXPN_F(d0) : V_EXPN(d0);
+            const V e1 = fast ? V_EXPN_F(d1) : V_EXPN(d1);
             s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
             if (keep)
                 V_STF(eb + k, e0), V_STF(eb + k + VW, e1);
@@ -51,7 +87,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
         for (; k < k1; k += VW) {
             const int64_t len = k1 - k < VW ? k1 - k : VW;
             const V d0 = V_SUB(len < VW ? V_LDN(xr + k, len, bf, pad) : V_LD(xr + k, bf), vm);
-            const V e0 = V_EXPN(d0);
+            const V e0 = V_EXPN(d0); /* the padding's -inf: the clamped exp */
             s0 = V_ADD(s0, e0);
             if (keep)
                 V_STF(eb + k, e0);
@@ -79,26 +115,51 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
     }
     const V vf = V_SET1(f);
 
-    /* pass 3: the outputs, a piece at a time (streamed from hb when c->nt) */
+    /* pass 3: the outputs, a piece at a time (streamed from hb when c->nt): whole vectors in
+       loops of their own, 4 at a time (the per-vector length test and the keep / log choice
+       hoisted: they cost more instructions than the outputs' arithmetic), then the tail */
     for (int64_t p0 = 0; p0 < n; p0 += RPIECE) {
-        const int64_t len = n - p0 < RPIECE ? n - p0 : RPIECE;
+        const int64_t len = n - p0 < RPIECE ? n - p0 : RPIECE, lv = len / VW * VW;
         uint16_t *d = c->nt ? hb : yr + p0;
         const uint16_t *xp = xr + p0;
-        for (k = 0; k < len; k += VW) {
-            const int64_t l = len - k < VW ? len - k : VW;
-            V v;
-            if (lg) {
-                v = V_SUB(V_SUB(l < VW ? V_LDN(xp + k, l, bf, pad) : V_LD(xp + k, bf), vm), vf);
-            } else {
-                const V e = keep ? (l < VW ? V_LDFN(eb + p0 + k, l) : V_LDF(eb + p0 + k))
-                                 : V_EXPN(V_SUB(l < VW ? V_LDN(xp + k, l, bf, pad)
-                                                      : V_LD(xp + k, bf), vm));
-                v = V_MUL(e, vf);
+        const float *ep = keep ? eb + p0 : eb;
+        k = 0;
+        if (lg) {
+            for (; k + 4 * VW <= lv; k += 4 * VW) {
+                const V v0 = V_SUB(V_SUB(V_LD(xp + k, bf), vm), vf);
+                const V v1 = V_SUB(V_SUB(V_LD(xp + k + VW, bf), vm), vf);
+                const V v2 = V_SUB(V_SUB(V_LD(xp + k + 2 * VW, bf), vm), vf);
+                const V v3 = V_SUB(V_SUB(V_LD(xp + k + 3 * VW, bf), vm), vf);
+                V_ST(d + k, v0, bf), V_ST(d + k + VW, v1, bf);
+                V_ST(d + k + 2 * VW, v2, bf), V_ST(d + k + 3 * VW, v3, bf);
             }
-            if (l < VW)
-                V_STN(d + k, v, l, bf);
+            for (; k < lv; k += VW)
+                V_ST(d + k, V_SUB(V_SUB(V_LD(xp + k, bf), vm), vf), bf);
+        } else if (keep) {
+            for (; k + 4 * VW <= lv; k += 4 * VW) {
+                const V v0 = V_MUL(V_LDF(ep + k), vf), v1 = V_MUL(V_LDF(ep + k + VW), vf);
+                const V v2 = V_MUL(V_LDF(ep + k + 2 * VW), vf);
+                const V v3 = V_MUL(V_LDF(ep + k + 3 * VW), vf);
+                V_ST(d + k, v0, bf), V_ST(d + k + VW, v1, bf);
+                V_ST(d + k + 2 * VW, v2, bf), V_ST(d + k + 3 * VW, v3, bf);
+            }
+            for (; k < lv; k += VW)
+                V_ST(d + k, V_MUL(V_LDF(ep + k), vf), bf);
+        } else {
+            for (; k < lv; k += VW) {
+                const V dx = V_SUB(V_LD(xp + k, bf), vm);
+                V_ST(d + k, V_MUL(fast ? V_EXPN_F(dx) : V_EXPN(dx), vf), bf);
+            }
+        }
+        if (k < len) {
+            const int64_t l = len - k;
+            V v;
+            if (lg)
+                v = V_SUB(V_SUB(V_LDN(xp + k, l, bf, pad), vm), vf);
             else
-                V_ST(d + k, v, bf);
+                v = V_MUL(keep ? V_LDFN(ep + k, l) : V_EXPN(V_SUB(V_LDN(xp + k, l, bf, pad), vm)),
+                          vf);
+            V_STN(d + k, v, l, bf);
         }
         if (c->nt)
             R_STREAM(yr + p0, hb, len);
@@ -190,7 +251,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                 const V d0 = V_SUB(V_LD(xa, bf), u0), d1 = V_SUB(V_LD(xa + VW, bf), u1);
                 const V d2 = V_SUB(V_LD(xa + 2 * VW, bf), u2);
                 const V d3 = V_SUB(V_LD(xa + 3 * VW, bf), u3);
-                const V e0 = V_EXPN(d0), e1 = V_EXPN(d1), e2 = V_EXPN(d2), e3 = V_EXPN(d3);
+                V e0, e1, e2, e3;
+                R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3);
                 s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
                 s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);
             }
@@ -267,10 +329,15 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
             const V d3 = V_SUB(V_LD(xa + j + 3 * VW, bf), V_LDF(macc + j + 3 * VW));
             const V f0 = V_LDF(sacc + j), f1 = V_LDF(sacc + j + VW);
             const V f2 = V_LDF(sacc + j + 2 * VW), f3 = V_LDF(sacc + j + 3 * VW);
-            V_ST(d + j, lg ? V_SUB(d0, f0) : V_MUL(V_EXPN(d0), f0), bf);
-            V_ST(d + j + VW, lg ? V_SUB(d1, f1) : V_MUL(V_EXPN(d1), f1), bf);
-            V_ST(d + j + 2 * VW, lg ? V_SUB(d2, f2) : V_MUL(V_EXPN(d2), f2), bf);
-            V_ST(d + j + 3 * VW, lg ? V_SUB(d3, f3) : V_MUL(V_EXPN(d3), f3), bf);
+            if (lg) {
+                V_ST(d + j, V_SUB(d0, f0), bf), V_ST(d + j + VW, V_SUB(d1, f1), bf);
+                V_ST(d + j + 2 * VW, V_SUB(d2, f2), bf), V_ST(d + j + 3 * VW, V_SUB(d3, f3), bf);
+            } else {
+                V e0, e1, e2, e3;
+                R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3);
+                V_ST(d + j, V_MUL(e0, f0), bf), V_ST(d + j + VW, V_MUL(e1, f1), bf);
+                V_ST(d + j + 2 * VW, V_MUL(e2, f2), bf), V_ST(d + j + 3 * VW, V_MUL(e3, f3), bf);
+            }
         }
         for (; j < w; j += VW) {
             const int64_t l = w - j < VW ? w - j : VW;
@@ -310,14 +377,18 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
                 __builtin_prefetch(x + a * inner + j + RPF_COLS, 0, 3);
                 r_prefetchw(y + a * inner + j + RPF_COLS);
             }
-        V m = V_SET1(-INFINITY);
+        V m = V_SET1(-INFINITY), mn = V_SET1(INFINITY);
         for (int64_t a = 0; a < axis; a++) {
             xv[a] = l < VW ? V_LDN(x + a * inner + j, l, bf, pad) : V_LD(x + a * inner + j, bf);
             m = V_MAX(m, xv[a]);
+            if (R_FAST)
+                mn = V_MIN(mn, xv[a]);
         }
+        /* the fast exp where every x - max of the column vector is in its range */
+        const int fast = R_FAST && !V_ANY_LT(V_SUB(mn, m), RD_NORM);
         V s = V_SET1(0.0f), k = s, f;
         for (int64_t a = 0; a < axis; a++) {
-            const V d = V_SUB(xv[a], m), e = V_EXPN(d);
+            const V d = V_SUB(xv[a], m), e = fast ? V_EXPN_F(d) : V_EXPN(d);
             if (lg) {
                 k = V_CNT_EQ0(k, d), s = V_ADD_NE0(s, d, e);
                 xv[a] = d;
@@ -399,15 +470,30 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
     for (int64_t i = 0; i < nparts; i++) {
         const int64_t p0 = i * RPIECE, len = n - p0 < RPIECE ? n - p0 : RPIECE;
         uint16_t *d = c->nt ? hb : out + p0;
-        for (k = 0; k < len; k += VW) {
-            const int64_t l = len - k < VW ? len - k : VW;
-            const V vg = l < VW ? V_LDN(g + p0 + k, l, bf, 0) : V_LD(g + p0 + k, bf);
-            const V vy = l < VW ? V_LDN(y + p0 + k, l, bf, 0) : V_LD(y + p0 + k, bf);
-            const V v = lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy);
-            if (l < VW)
-                V_STN(d + k, v, l, bf);
-            else
-                V_ST(d + k, v, bf);
+        const uint16_t *gp = g + p0, *yp = y + p0;
+        const int64_t lv = len / VW * VW;
+        /* whole vectors (2 at a time), then the tail: the length test out of the loop */
+        for (k = 0; k + 2 * VW <= lv; k += 2 * VW) {
+            const V g0 = V_LD(gp + k, bf), y0 = V_LD(yp + k, bf);
+            const V g1 = V_LD(gp + k + VW, bf), y1 = V_LD(yp + k + VW, bf);
+            if (!lg) {
+                V_ST(d + k, V_MUL(V_SUB(g0, vs), y0), bf);
+                V_ST(d + k + VW, V_MUL(V_SUB(g1, vs), y1), bf);
+            } else {
+                V e0, e1;
+                R_EXP2(y0, y1, e0, e1);
+                V_ST(d + k, V_FNMA(vs, e0, g0), bf);
+                V_ST(d + k + VW, V_FNMA(vs, e1, g1), bf);
+            }
+        }
+        for (; k < lv; k += VW) {
+            const V vg = V_LD(gp + k, bf), vy = V_LD(yp + k, bf);
+            V_ST(d + k, lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy), bf);
+        }
+        if (k < len) {
+            const int64_t l = len - k;
+            const V vg = V_LDN(gp + k, l, bf, 0), vy = V_LDN(yp + k, l, bf, 0);
+            V_STN(d + k, lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy), l, bf);
         }
         if (c->nt)
             R_STREAM(out + p0, hb, len);
@@ -493,10 +579,19 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
                 r_prefetchw((const char *)(oa + 16 * inner) + k);
         int64_t j = 0;
         for (; j + 4 * VW <= w; j += 4 * VW) {
-            for (int64_t q = 0; q < 4 * VW; q += VW) {
-                const V vg = V_LD(ga + j + q, bf), vy = V_LD(ya + j + q, bf);
-                const V vs = V_LDF(sacc + j + q);
-                V_ST(d + j + q, lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy), bf);
+            for (int64_t q = 0; q < 4 * VW; q += 2 * VW) {
+                const V g0 = V_LD(ga + j + q, bf), y0 = V_LD(ya + j + q, bf);
+                const V g1 = V_LD(ga + j + q + VW, bf), y1 = V_LD(ya + j + q + VW, bf);
+                const V s0 = V_LDF(sacc + j + q), s1 = V_LDF(sacc + j + q + VW);
+                if (lg) {
+                    V e0, e1;
+                    R_EXP2(y0, y1, e0, e1);
+                    V_ST(d + j + q, V_FNMA(s0, e0, g0), bf);
+                    V_ST(d + j + q + VW, V_FNMA(s1, e1, g1), bf);
+                } else {
+                    V_ST(d + j + q, V_MUL(V_SUB(g0, s0), y0), bf);
+                    V_ST(d + j + q + VW, V_MUL(V_SUB(g1, s1), y1), bf);
+                }
             }
         }
         for (; j < w; j += VW) {
@@ -613,6 +708,13 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 #undef V_FNMA
 #undef V_EXP
 #undef V_EXPN
+#undef R_FAST
+#undef V_MIN
+#undef V_EXPN_F
+#undef V_EXP_F
+#undef V_ANY_LT
+#undef V_ANY_LT4
+#undef V_ANY_OUT2
 #undef V_LD
 #undef V_LDN
 #undef V_ST
@@ -625,4 +727,7 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 #undef V_ADD_NE0
 #undef V_HSUM
 #undef V_HMAX
+#undef V_HMIN
+#undef R_EXPN4
+#undef R_EXP2
 #undef R_STREAM
