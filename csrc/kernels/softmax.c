@@ -847,8 +847,10 @@ ACLK_INLINE void out16_tail(const uint16_t *g, const uint16_t *y, float s, uint1
 }
 
 /* softmax_backward's d[0, n) from g, y and s at the AVX2 level, 16 elements per step (bfloat16
-   in the unpack's lane order). log_softmax_backward keeps row16_combine_lg: with its exp in
-   registers 8 lanes wide it measured slower (float16 in cache 0.50 -> 0.53 ns per element) */
+   in the unpack's lane order). bfloat16 log_softmax_backward keeps row16_combine_lg: with its
+   exp in registers 8 lanes wide, one vector per step, it measured slower (float16 in cache 0.50
+   -> 0.53 ns per element); float16 takes row16_out_lg_f16, four vectors per step, which was
+   faster (in cache 0.87-0.89x the time) */
 ACLK_AVX2_INLINE void row16_out256(const uint16_t *g, const uint16_t *y, float s, uint16_t *d,
                                    int64_t n, const int bf)
 {
