@@ -1148,6 +1148,16 @@ ACLK_AVX512_INLINE int f16x32_neg_normal(__m512i h)
     return (uint32_t)(neg | zero) == 0xFFFFFFFFu;
 }
 
+/* the same for 32 bfloat16: +0, or the sign set and a magnitude <= 0x42AC (86.0) */
+ACLK_AVX512_INLINE int bf16x32_neg_normal(__m512i h)
+{
+    const __mmask32 neg = _mm512_cmple_epu16_mask(_mm512_xor_si512(h, _mm512_set1_epi16(
+                                                      (short)0x8000)),
+                                                  _mm512_set1_epi16(0x42AC));
+    const __mmask32 zero = _mm512_cmpeq_epi16_mask(h, _mm512_setzero_si512());
+    return (uint32_t)(neg | zero) == 0xFFFFFFFFu;
+}
+
 /* 16 outputs in float32 from 16 elements of grad and y */
 ACLK_AVX512_INLINE __m512 bwd16(__m512 vg, __m512 vy, __m512 vs, const int lg)
 {
@@ -1190,6 +1200,30 @@ ACLK_AVX512_INLINE void out16_512(const uint16_t *g, const uint16_t *y, float s,
                     (void *)(d + k + 32 * v),
                     _mm512_inserti64x4(_mm512_castsi256_si512(aclk_avx512_cvt_f16(o[2 * v])),
                                        aclk_avx512_cvt_f16(o[2 * v + 1]), 1));
+        }
+    }
+    if (lg && bf && !sv) {
+        /* bfloat16 log_softmax_backward the same way, in the unpack's lane order: +0, or the
+           sign set and a magnitude <= 0x42AC (86.0) */
+        for (; k + 64 <= n; k += 64) {
+            const __m512i h0 = _mm512_loadu_si512((const void *)(y + k));
+            const __m512i h1 = _mm512_loadu_si512((const void *)(y + k + 32));
+            __m512 e[4], gv[4];
+            aclk_avx512_ld2_bf16_lanes(y + k, &e[0], &e[1]);
+            aclk_avx512_ld2_bf16_lanes(y + k + 32, &e[2], &e[3]);
+            if (bf16x32_neg_normal(h0) & bf16x32_neg_normal(h1)) {
+                for (int v = 0; v < 4; v++)
+                    e[v] = exp_nn16(e[v]);
+            } else {
+                for (int v = 0; v < 4; v++)
+                    e[v] = exp16(e[v]);
+            }
+            aclk_avx512_ld2_bf16_lanes(g + k, &gv[0], &gv[1]);
+            aclk_avx512_ld2_bf16_lanes(g + k + 32, &gv[2], &gv[3]);
+            for (int v = 0; v < 4; v++)
+                e[v] = _mm512_sub_ps(gv[v], _mm512_mul_ps(e[v], vs));
+            _mm512_storeu_si512((void *)(d + k), aclk_avx512_cvt2_bf16_lanes(e[0], e[1]));
+            _mm512_storeu_si512((void *)(d + k + 32), aclk_avx512_cvt2_bf16_lanes(e[2], e[3]));
         }
     }
     for (; k + 32 <= n; k += 32) {
