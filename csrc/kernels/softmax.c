@@ -847,8 +847,10 @@ ACLK_INLINE void out16_tail(const uint16_t *g, const uint16_t *y, float s, uint1
 }
 
 /* softmax_backward's d[0, n) from g, y and s at the AVX2 level, 16 elements per step (bfloat16
-   in the unpack's lane order). log_softmax_backward keeps row16_combine_lg: with its exp in
-   registers 8 lanes wide it measured slower (float16 in cache 0.50 -> 0.53 ns per element) */
+   in the unpack's lane order). bfloat16 log_softmax_backward keeps row16_combine_lg: with its
+   exp in registers 8 lanes wide, one vector per step, it measured slower (float16 in cache 0.50
+   -> 0.53 ns per element); float16 takes row16_out_lg_f16, four vectors per step, which was
+   faster (in cache 0.87-0.89x the time) */
 ACLK_AVX2_INLINE void row16_out256(const uint16_t *g, const uint16_t *y, float s, uint16_t *d,
                                    int64_t n, const int bf)
 {
@@ -955,6 +957,77 @@ ACLK_AVX2_INLINE void row16_combine_lg(const uint16_t *g, const uint16_t *y, flo
         d[k] = ld16(g[k], bf) - d[k] * s;
 }
 
+/* exp(x) of 8 floats in [EXP_NORMAL_MIN, 0]: aclk_exp_neg_normal_f32, operation for operation */
+ACLK_AVX2_INLINE __m256 exp_nn8(__m256 x)
+{
+    const __m256 C = _mm256_set1_ps(12582912.0f);
+    const __m256 k = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), C);
+    const __m256 n = _mm256_sub_ps(k, C);
+    const __m256i nb = _mm256_slli_epi32(
+        _mm256_sub_epi32(_mm256_castps_si256(k), _mm256_set1_epi32(0x4B400000)), 23);
+    __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0.693359375f), x);
+    r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
+    const __m256 r2 = _mm256_mul_ps(r, r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_add_ps(_mm256_mul_ps(p, r2), r);
+    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), nb));
+}
+
+/* 1 when all 16 float16 (raw bits) lie in [EXP_NORMAL_MIN, 0]: +0, or the sign set and a
+   magnitude <= 0x5560 (86.0; a NaN's is above), an unsigned compare as min(a, lim) == a */
+ACLK_AVX2_INLINE int f16x16_neg_normal(__m256i h)
+{
+    const __m256i a = _mm256_xor_si256(h, _mm256_set1_epi16((short)0x8000));
+    const __m256i in = _mm256_or_si256(
+        _mm256_cmpeq_epi16(_mm256_min_epu16(a, _mm256_set1_epi16(0x5560)), a),
+        _mm256_cmpeq_epi16(h, _mm256_setzero_si256()));
+    return _mm256_movemask_epi8(in) == -1;
+}
+
+/* float16 log_softmax_backward's d[0, n) = g - exp(y)*s in registers, 32 elements per step: the
+   32 y checked once on their bits, then aclk_exp_neg_normal_f32 (exp_nn8) for four vectors,
+   else aclk_exp_f32 per element (the same bits where both are defined, as row16_combine_lg's
+   choice), then the same multiply, subtract and rounding to float16 as row16_combine_lg and
+   put_f32, without the float32 piece buffer and its three passes */
+ACLK_AVX2_INLINE void row16_out_lg_f16(const uint16_t *g, const uint16_t *y, float s,
+                                       uint16_t *d, int64_t n)
+{
+    const __m256 vs = _mm256_set1_ps(s);
+    int64_t k = 0;
+    for (; k + 32 <= n; k += 32) {
+        const __m256i h0 = _mm256_loadu_si256((const __m256i *)(y + k));
+        const __m256i h1 = _mm256_loadu_si256((const __m256i *)(y + k + 16));
+        __m256 e[4] = {_mm256_cvtph_ps(_mm256_castsi256_si128(h0)),
+                       _mm256_cvtph_ps(_mm256_extracti128_si256(h0, 1)),
+                       _mm256_cvtph_ps(_mm256_castsi256_si128(h1)),
+                       _mm256_cvtph_ps(_mm256_extracti128_si256(h1, 1))};
+        if (f16x16_neg_normal(h0) & f16x16_neg_normal(h1)) {
+            for (int v = 0; v < 4; v++)
+                e[v] = exp_nn8(e[v]);
+        } else {
+            float t[32];
+            for (int v = 0; v < 4; v++)
+                _mm256_storeu_ps(t + 8 * v, e[v]);
+            for (int j = 0; j < 32; j++)
+                t[j] = aclk_exp_f32(t[j]);
+            for (int v = 0; v < 4; v++)
+                e[v] = _mm256_loadu_ps(t + 8 * v);
+        }
+        __m256 o[4];
+        for (int v = 0; v < 4; v++)
+            o[v] = _mm256_sub_ps(ld16x8(g + k + 8 * v, 0), _mm256_mul_ps(e[v], vs));
+        _mm256_storeu_si256((__m256i *)(d + k), aclk_avx2_cvt2_f16(o[0], o[1]));
+        _mm256_storeu_si256((__m256i *)(d + k + 16), aclk_avx2_cvt2_f16(o[2], o[3]));
+    }
+    out16_tail(g, y, s, d, k, n, 0, 1);
+}
+
 /* s = dot(g, y) (lg: sum(g)) of one 16-bit row (bf: bfloat16, else float16) */
 ACLK_TARGET_AVX2 static float row16_reduce_avx2(const bwd_args *c, int64_t base, int64_t n,
                                                 int split)
@@ -978,6 +1051,13 @@ ACLK_TARGET_AVX2 static void row16_out_avx2(const bwd_args *c, int64_t base, flo
         else
             prefetch_next_row2(c, base, a0, 1, 2);
         const int64_t len = min64(SEG, c->axis - a0);
+        if (c->lg && !bf) {
+            uint16_t *d = c->nt ? hbuf : out + a0;
+            row16_out_lg_f16(g + a0, y + a0, s, d, len);
+            if (c->nt)
+                stream16(out + a0, hbuf, len);
+            continue;
+        }
         if (c->lg) {
             if (bf)
                 row16_combine_lg(g + a0, y + a0, s, obuf, len, 1);
@@ -1033,6 +1113,51 @@ ACLK_AVX512_INLINE __m512 exp16(__m512 x)
     return _mm512_loadu_ps(t);
 }
 
+/* exp(x) of 16 floats in [EXP_NORMAL_MIN, 0]: aclk_exp_neg_normal_f32, operation for operation
+   (used by out16_512 and the short-axis path below) */
+ACLK_AVX512_INLINE __m512 exp_nn16(__m512 x)
+{
+    const __m512 big = _mm512_set1_ps(12582912.0f);
+    const __m512 k = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), big);
+    const __m512 n = _mm512_sub_ps(k, big);
+    const __m512i nb = _mm512_slli_epi32(
+        _mm512_sub_epi32(_mm512_castps_si512(k), _mm512_set1_epi32(0x4B400000)), 23);
+    __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693359375f), x);
+    r = _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440e-4f), r);
+    const __m512 r2 = _mm512_mul_ps(r, r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_add_ps(_mm512_mul_ps(p, r2), r);
+    p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(p), nb));
+}
+
+/* 1 when 32 float16 (raw bits) all lie in aclk_exp_neg_normal_f32's domain [EXP_NORMAL_MIN, 0]:
+   +0, or the sign set and a magnitude <= 86.0's bits 0x5560 (a NaN's is above); the same answer
+   as exp16's compares on the widened values */
+ACLK_AVX512_INLINE int f16x32_neg_normal(__m512i h)
+{
+    const __mmask32 neg = _mm512_cmple_epu16_mask(_mm512_xor_si512(h, _mm512_set1_epi16(
+                                                      (short)0x8000)),
+                                                  _mm512_set1_epi16(0x5560));
+    const __mmask32 zero = _mm512_cmpeq_epi16_mask(h, _mm512_setzero_si512());
+    return (uint32_t)(neg | zero) == 0xFFFFFFFFu;
+}
+
+/* the same for 32 bfloat16: +0, or the sign set and a magnitude <= 0x42AC (86.0) */
+ACLK_AVX512_INLINE int bf16x32_neg_normal(__m512i h)
+{
+    const __mmask32 neg = _mm512_cmple_epu16_mask(_mm512_xor_si512(h, _mm512_set1_epi16(
+                                                      (short)0x8000)),
+                                                  _mm512_set1_epi16(0x42AC));
+    const __mmask32 zero = _mm512_cmpeq_epi16_mask(h, _mm512_setzero_si512());
+    return (uint32_t)(neg | zero) == 0xFFFFFFFFu;
+}
+
 /* 16 outputs in float32 from 16 elements of grad and y */
 ACLK_AVX512_INLINE __m512 bwd16(__m512 vg, __m512 vy, __m512 vs, const int lg)
 {
@@ -1049,6 +1174,58 @@ ACLK_AVX512_INLINE void out16_512(const uint16_t *g, const uint16_t *y, float s,
 {
     const __m512 vs = _mm512_set1_ps(s);
     int64_t k = 0;
+    if (lg && !bf && !sv) {
+        /* float16 log_softmax_backward, 64 elements per step: the 64 y checked once on their
+           bits, then four independent exps in one block (aclk_exp_neg_normal_f32, else exp16's
+           per-vector choice: the same bits either way) */
+        for (; k + 64 <= n; k += 64) {
+            const __m512i h0 = _mm512_loadu_si512((const void *)(y + k));
+            const __m512i h1 = _mm512_loadu_si512((const void *)(y + k + 32));
+            __m512 e[4] = {_mm512_cvtph_ps(_mm512_castsi512_si256(h0)),
+                           _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h0, 1)),
+                           _mm512_cvtph_ps(_mm512_castsi512_si256(h1)),
+                           _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h1, 1))};
+            if (f16x32_neg_normal(h0) & f16x32_neg_normal(h1)) {
+                for (int v = 0; v < 4; v++)
+                    e[v] = exp_nn16(e[v]);
+            } else {
+                for (int v = 0; v < 4; v++)
+                    e[v] = exp16(e[v]);
+            }
+            __m512 o[4];
+            for (int v = 0; v < 4; v++)
+                o[v] = _mm512_sub_ps(ld16x16(g + k + 16 * v, 0), _mm512_mul_ps(e[v], vs));
+            for (int v = 0; v < 2; v++)
+                _mm512_storeu_si512(
+                    (void *)(d + k + 32 * v),
+                    _mm512_inserti64x4(_mm512_castsi256_si512(aclk_avx512_cvt_f16(o[2 * v])),
+                                       aclk_avx512_cvt_f16(o[2 * v + 1]), 1));
+        }
+    }
+    if (lg && bf && !sv) {
+        /* bfloat16 log_softmax_backward the same way, in the unpack's lane order: +0, or the
+           sign set and a magnitude <= 0x42AC (86.0) */
+        for (; k + 64 <= n; k += 64) {
+            const __m512i h0 = _mm512_loadu_si512((const void *)(y + k));
+            const __m512i h1 = _mm512_loadu_si512((const void *)(y + k + 32));
+            __m512 e[4], gv[4];
+            aclk_avx512_ld2_bf16_lanes(y + k, &e[0], &e[1]);
+            aclk_avx512_ld2_bf16_lanes(y + k + 32, &e[2], &e[3]);
+            if (bf16x32_neg_normal(h0) & bf16x32_neg_normal(h1)) {
+                for (int v = 0; v < 4; v++)
+                    e[v] = exp_nn16(e[v]);
+            } else {
+                for (int v = 0; v < 4; v++)
+                    e[v] = exp16(e[v]);
+            }
+            aclk_avx512_ld2_bf16_lanes(g + k, &gv[0], &gv[1]);
+            aclk_avx512_ld2_bf16_lanes(g + k + 32, &gv[2], &gv[3]);
+            for (int v = 0; v < 4; v++)
+                e[v] = _mm512_sub_ps(gv[v], _mm512_mul_ps(e[v], vs));
+            _mm512_storeu_si512((void *)(d + k), aclk_avx512_cvt2_bf16_lanes(e[0], e[1]));
+            _mm512_storeu_si512((void *)(d + k + 32), aclk_avx512_cvt2_bf16_lanes(e[2], e[3]));
+        }
+    }
     for (; k + 32 <= n; k += 32) {
         __m512i r;
         if (bf && !sv) {
@@ -1390,28 +1567,6 @@ static int col16_block(const bwd_args *c, int64_t o, int64_t i0, const blk_t *b,
  * meets two NaN operands (at most one, e.g. the default NaN of inf * 0, propagated as is). */
 #define SHORT_AXIS 16
 #define SHORT_PF 1024 /* bytes ahead prefetched along each a-row */
-
-/* exp(x) of 16 floats in [EXP_NORMAL_MIN, 0]: aclk_exp_neg_normal_f32, operation for operation */
-ACLK_AVX512_INLINE __m512 exp_nn16(__m512 x)
-{
-    const __m512 C = _mm512_set1_ps(12582912.0f);
-    const __m512 k = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), C);
-    const __m512 n = _mm512_sub_ps(k, C);
-    const __m512i nb = _mm512_slli_epi32(
-        _mm512_sub_epi32(_mm512_castps_si512(k), _mm512_set1_epi32(0x4B400000)), 23);
-    __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693359375f), x);
-    r = _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440e-4f), r);
-    const __m512 r2 = _mm512_mul_ps(r, r);
-    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-    p = _mm512_add_ps(_mm512_mul_ps(p, r2), r);
-    p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
-    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(p), nb));
-}
 
 /* 1 when every lane of x is in [EXP_NORMAL_MIN, 0] (a NaN is not) */
 ACLK_AVX512_INLINE int exp_normal16(__m512 x)
