@@ -71,7 +71,10 @@ if [ -z "$wheel" ]; then
     wheel="$(realpath "$(bash tools/build_wheel.sh --arch aarch64 | tail -n 1)")"
     phase "wheel build"
 fi
-echo "wheel: $wheel" >&2
+case "$wheel" in
+    *_aarch64.whl) echo "wheel: $wheel" >&2 ;;
+    *) echo "ci_aarch64.sh: $wheel is not an aarch64 wheel" >&2; exit 1 ;;
+esac
 
 # 2. root file system
 mmdebstrap --quiet --arch=arm64 --variant=extract --include=python3,libstdc++6 \
