@@ -965,7 +965,8 @@ static void chunk_f64(void *ctx, int64_t t0, int64_t t1)
  *   - log-softmax's lse_of per column through lse_cols (a vectorised log1p and a rounding
  *     test; libm only where the test cannot decide);
  *   - the output pass scales, rounds and saturates as quant_f32 (NaN -> 0, clamp, the 1.5*2^23
- *     add, an exact truncation) and stores the bytes.
+ *     add, an exact truncation) and stores the bytes; the vector loops multiply by both scales
+ *     always (a scale of 1 multiplies exactly) and take log-softmax or not as a constant;
  *   - rows (inner == 1) whose exps sum exactly in any order (inputs spanning up to about 12
  *     on long rows, see "rows" below) skip the lanes: max, min and sum in registers, outputs
  *     from a per-row table of output bytes by max - x (a byte shuffle).
@@ -1048,10 +1049,14 @@ ACLK_INLINE double log1p_approx(double q)
     return (e * 0.69314718055994530942 + lm) + cr;
 }
 
-/* log-softmax's factor (float)lse_of(k, rest) for n columns: lse_of calls libm's log and log1p,
-   which took over half the time of an int8 log-softmax over a short axis (16 elements: one call
-   per 16 outputs). Each column is first computed by log1p_approx (log(k) + log1p(rest / k), within
-   2^-48 of lse_of's double); when every value within 2^-40 of it rounds to the same float, that
+/* log-softmax's factor (float)lse_of(k, rest) for n columns (k >= 1: an int8 column always has
+   an element at its max): lse_of calls libm's log and log1p, which took over half the time of an
+   int8 log-softmax over a short axis (16 elements: one call per 16 outputs). Each column is
+   first computed as log(k + rest) = log1p_approx((k - 1) + rest) (k - 1 exact, the add rounded
+   once: within 2^-51 relative of lse_of's double over k in [1, 4096] and rest from 0 to 4096,
+   rest as small as 1e-12 included, in a check against glibc's log and log1p; a second
+   log1p_approx of rest / k with its divide took a third of a log-softmax over dim 0 of
+   (16, 1000, 1000) before); when every value within 2^-40 of it rounds to the same float, that
    float is lse_of's too (rounding is monotonic), otherwise (about one column in 2^16) lse_of
    itself is called. */
 ACLK_INLINE void lse_cols(const double *restrict k, const double *restrict rest,
@@ -1059,7 +1064,7 @@ ACLK_INLINE void lse_cols(const double *restrict k, const double *restrict rest,
 {
     double a[SEG]; /* n <= SEG. Two loops: the AVX2 clone vectorised neither part of one */
     for (int64_t j = 0; j < n; j++)
-        a[j] = log1p_approx(k[j] - 1.0) + log1p_approx(rest[j] / k[j]);
+        a[j] = log1p_approx((k[j] - 1.0) + rest[j]);
     int any = 0;
     for (int64_t j = 0; j < n; j++) {
         const double d = a[j] * 0x1p-40;
@@ -1321,9 +1326,9 @@ ACLK_AVX512_INLINE __m512 i8_exp512(__m512i j, int span, __m512 t0, __m512 t1, c
 }
 
 ACLK_AVX512_INLINE void i8_sums_512(const ex_ctx *c, const int8_t *x, const int8_t *m,
-                                    int64_t n, int span, double *s, int32_t *kc)
+                                    int64_t n, int span, double *s, int32_t *kc, int lg)
 {
-    const float *t = c->lg ? c->etabr : c->etab;
+    const float *t = lg ? c->etabr : c->etab;
     const __m512 t0 = _mm512_loadu_ps(t), t1 = _mm512_loadu_ps(t + 16);
     const __m512i one = _mm512_set1_epi32(1);
     int64_t k = 0;
@@ -1334,7 +1339,7 @@ ACLK_AVX512_INLINE void i8_sums_512(const ex_ctx *c, const int8_t *x, const int8
                                               _mm512_cvtps_pd(_mm512_castps512_ps256(e))));
         _mm512_storeu_pd(s + k + 8, _mm512_add_pd(_mm512_loadu_pd(s + k + 8),
                                                   _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1))));
-        if (c->lg) {
+        if (lg) {
             const __mmask16 top = _mm512_cmpeq_epi32_mask(j, _mm512_setzero_si512());
             if (top) {
                 const __m512i n0 = _mm512_loadu_si512((const void *)(kc + k));
@@ -1346,10 +1351,9 @@ ACLK_AVX512_INLINE void i8_sums_512(const ex_ctx *c, const int8_t *x, const int8
 }
 
 ACLK_AVX512_INLINE void i8_out_512(const ex_ctx *c, const int8_t *x, const int8_t *m,
-                                   const float *fac, int64_t n, int span, uint8_t *y)
+                                   const float *fac, int64_t n, int span, uint8_t *y, int lg)
 {
     const float ss = c->p->src_scale, inv = 1.0f / c->p->dst_scale;
-    const int su = ss != 1.0f, iu = inv != 1.0f, lg = c->lg;
     const __m512 vss = _mm512_set1_ps(ss), vinv = _mm512_set1_ps(inv);
     const __m512 lo = _mm512_set1_ps(c->ddt == ACLK_U8 ? 0.0f : -128.0f);
     const __m512 hi = _mm512_set1_ps(c->ddt == ACLK_U8 ? 255.0f : 127.0f);
@@ -1363,10 +1367,8 @@ ACLK_AVX512_INLINE void i8_out_512(const ex_ctx *c, const int8_t *x, const int8_
         __m512 d = lg ? _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_setzero_si512(),
                                                                           j)), f)
                       : _mm512_mul_ps(i8_exp512(j, span, t0, t1, t), f);
-        if (su)
-            d = _mm512_mul_ps(d, vss);
-        if (iu)
-            d = _mm512_mul_ps(d, vinv);
+        /* a scale of 1 multiplies exactly (i8_quant skips it: the same bytes) */
+        d = _mm512_mul_ps(_mm512_mul_ps(d, vss), vinv);
         d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), d, zero);
         d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, lo, _CMP_LT_OQ), d, lo);
         d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, hi, _CMP_GT_OQ), d, hi);
@@ -1396,9 +1398,9 @@ ACLK_AVX2_INLINE __m256 i8_exp256(__m256i j, int span, __m256 t0, __m256 t1, con
 }
 
 ACLK_AVX2_INLINE void i8_sums_256(const ex_ctx *c, const int8_t *x, const int8_t *m,
-                                  int64_t n, int span, double *s, int32_t *kc)
+                                  int64_t n, int span, double *s, int32_t *kc, int lg)
 {
-    const float *t = c->lg ? c->etabr : c->etab;
+    const float *t = lg ? c->etabr : c->etab;
     const __m256 t0 = _mm256_loadu_ps(t), t1 = _mm256_loadu_ps(t + 8);
     int64_t k = 0;
     for (; k + 8 <= n; k += 8) {
@@ -1408,7 +1410,7 @@ ACLK_AVX2_INLINE void i8_sums_256(const ex_ctx *c, const int8_t *x, const int8_t
                                               _mm256_cvtps_pd(_mm256_castps256_ps128(e))));
         _mm256_storeu_pd(s + k + 4, _mm256_add_pd(_mm256_loadu_pd(s + k + 4),
                                                   _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
-        if (c->lg) { /* the compare's -1 where j == 0, subtracted */
+        if (lg) { /* the compare's -1 where j == 0, subtracted */
             const __m256i n0 = _mm256_loadu_si256((const __m256i *)(kc + k));
             const __m256i top = _mm256_cmpeq_epi32(j, _mm256_setzero_si256());
             _mm256_storeu_si256((__m256i *)(kc + k), _mm256_sub_epi32(n0, top));
@@ -1418,10 +1420,10 @@ ACLK_AVX2_INLINE void i8_sums_256(const ex_ctx *c, const int8_t *x, const int8_t
 }
 
 ACLK_AVX2_INLINE void i8_out_256(const ex_ctx *c, const int8_t *x, const int8_t *m,
-                                 const float *fac, int64_t n, int span, uint8_t *y)
+                                 const float *fac, int64_t n, int span, uint8_t *y, int lg)
 {
     const float ss = c->p->src_scale, inv = 1.0f / c->p->dst_scale;
-    const int su = ss != 1.0f, iu = inv != 1.0f, lg = c->lg, u8 = c->ddt == ACLK_U8;
+    const int u8 = c->ddt == ACLK_U8;
     const __m256 vss = _mm256_set1_ps(ss), vinv = _mm256_set1_ps(inv);
     const __m256 lo = _mm256_set1_ps(u8 ? 0.0f : -128.0f);
     const __m256 hi = _mm256_set1_ps(u8 ? 255.0f : 127.0f);
@@ -1435,10 +1437,7 @@ ACLK_AVX2_INLINE void i8_out_256(const ex_ctx *c, const int8_t *x, const int8_t 
         __m256 d = lg ? _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_setzero_si256(),
                                                                           j)), f)
                       : _mm256_mul_ps(i8_exp256(j, span, t0, t1, t), f);
-        if (su)
-            d = _mm256_mul_ps(d, vss);
-        if (iu)
-            d = _mm256_mul_ps(d, vinv);
+        d = _mm256_mul_ps(_mm256_mul_ps(d, vss), vinv);
         d = _mm256_blendv_ps(d, zero, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));
         d = _mm256_blendv_ps(d, lo, _mm256_cmp_ps(d, lo, _CMP_LT_OQ));
         d = _mm256_blendv_ps(d, hi, _mm256_cmp_ps(d, hi, _CMP_GT_OQ));
@@ -1621,13 +1620,22 @@ ACLK_AVX2_INLINE int i8_row_256(const ex_ctx *c, const int8_t *x, uint8_t *y)
             const int span = i8_stats(c, x + base, b, &ws);                                   \
             for (int64_t k = 0; k < b.S; k++)                                                 \
                 ws.sacc[k] = 0.0, ws.kcnt[k] = 0;                                             \
-            for (int64_t a0 = 0; a0 < c->axis; a0 += b.R)                                     \
-                SUMS(c, x + base + a0 * c->inner, ws.mx, min64(b.R, c->axis - a0) * b.w,      \
-                     span, ws.sacc, ws.kcnt);                                                 \
+            for (int64_t a0 = 0; a0 < c->axis; a0 += b.R) {                                   \
+                const int8_t *xs = x + base + a0 * c->inner;                                  \
+                const int64_t len = min64(b.R, c->axis - a0) * b.w;                           \
+                if (c->lg) /* log-softmax or not as a constant in each copy of the loop */    \
+                    SUMS(c, xs, ws.mx, len, span, ws.sacc, ws.kcnt, 1);                       \
+                else                                                                          \
+                    SUMS(c, xs, ws.mx, len, span, ws.sacc, ws.kcnt, 0);                       \
+            }                                                                                 \
             i8_factor(c, b, &ws);                                                             \
             for (int64_t a0 = 0; a0 < c->axis; a0 += b.R) {                                   \
                 const int64_t off = base + a0 * c->inner;                                     \
-                OUT(c, x + off, ws.mx, ws.fac, min64(b.R, c->axis - a0) * b.w, span, y + off); \
+                const int64_t len = min64(b.R, c->axis - a0) * b.w;                           \
+                if (c->lg)                                                                    \
+                    OUT(c, x + off, ws.mx, ws.fac, len, span, y + off, 1);                    \
+                else                                                                          \
+                    OUT(c, x + off, ws.mx, ws.fac, len, span, y + off, 0);                    \
             }                                                                                 \
         }                                                                                     \
     }
