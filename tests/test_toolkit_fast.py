@@ -1,7 +1,7 @@
-"""The toolkit's C paths (docs/c_api.md, "Fast paths"): aclrtSynchronizeStream and phase 2 of an
-executor with a launch record run in C, without the interpreter; every refusal keeps the Python
-API's code and message (docs/two_phase_api.md, docs/return_codes.md), and a diagnostic that
-wraps the API sees every call."""
+"""The toolkit's C paths (docs/c_api.md, "Fast paths"): aclrtSynchronizeStream, phase 2 of an
+executor with a launch record and a repeated phase 1 of a built-in operator run in C, without the
+interpreter; every refusal keeps the Python API's code and message (docs/two_phase_api.md,
+docs/return_codes.md), and a diagnostic that wraps the API sees every call."""
 
 from __future__ import annotations
 
