@@ -175,14 +175,16 @@ def test_phase1_in_c(phase1_program, toolkit):
         got = np.array([float(v) for v in text[name].split()[1:]])
         np.testing.assert_allclose(got, _goldens()["softmax_backward"], rtol=2e-6, atol=2e-7,
                                    err_msg=name)
-    for name in ("rep", "destroy", "once", "wrong", "blocking", "back_b", "final"):
+    for name in ("rep", "destroy", "once", "wrong", "blocking", "back_b", "fork_pending",
+                 "final"):
         assert made[name] == 1, name
     # what makes C miss: a dim, an environment value or an address C had no entry for
     for name in ("dim", "env", "back"):
         assert made[name] == 0, name
     for name in ("rep_repeatable", "rep_relaunch", "rep_destroy", "destroy_unused", "once_run",
                  "blocking_run", "env_run", "back_run_b", "freed_entry_sync",
-                 "destroyed_sync", "race_sync", "exrace_sync", "final_sync", "finalize"):
+                 "destroyed_sync", "race_sync", "exrace_sync", "fork_run", "child_destroy",
+                 "child_exit", "parent_destroy", "final_sync", "finalize"):
         assert code[name] == 0, (name, text[name])
     assert code["rep_after_destroy"] == ACLNN_ERR_PARAM_NULLPTR
     assert "already destroyed by aclDestroyAclOpExecutor" in text["rep_after_destroy"]
@@ -195,6 +197,8 @@ def test_phase1_in_c(phase1_program, toolkit):
     assert "built by aclnnSoftmaxBackwardGetWorkspaceSize" in text["wrong_operator"]
     assert "consumed by aclnnSoftmax (which rejected" in text["wrong_again"]
     assert code["blocking_again"] == ACLNN_ERR_PARAM_NULLPTR
+    assert code["child_reuse"] == ACLNN_ERR_PARAM_NULLPTR  # consumed before the fork
+    assert "already consumed by aclnnSoftmaxBackward" in text["child_reuse"]
     # Python's answers where C has none
     assert code["null_ws"] == ACLNN_ERR_PARAM_NULLPTR and "workspaceSize is null" in text["null_ws"]
     assert code["null_ex"] == ACLNN_ERR_PARAM_NULLPTR and "executor is null" in text["null_ex"]

@@ -832,8 +832,15 @@ def _forget_records() -> None:
 
 
 def _before_fork() -> None:
-    if lib is not None and lib.emb_consumed_count():
+    if lib is None:
+        return
+    if lib.emb_consumed_count():
         _drain()  # the child sees the executors C consumed as consumed
+    # the child has Python objects for the executors C made (C's records go at the fork)
+    cap = lib.emb_record_count() + 64
+    buf = ffi.new("uintptr_t[]", cap)
+    for h in ffi.unpack(buf, lib.emb_cmade_pending(buf, cap)):
+        _materialize(h)
 
 
 def _fast_setup() -> None:

@@ -227,6 +227,7 @@ int64_t emb_p1_count(void);
 int emb_cmade_peek(uintptr_t handle, int64_t *id, uintptr_t *bases, int32_t *nbases,
                    const char **op);
 int emb_cmade_mark(uintptr_t handle);
+int emb_cmade_pending(uintptr_t *out, int cap);
 """
 
 def _init_code(package: Path = PACKAGE, executable: str = sys.executable) -> str:

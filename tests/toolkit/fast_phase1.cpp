@@ -12,6 +12,9 @@
 #include <cstring>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "acl/acl.h"
 #include "aclnnop/aclnn_hardsigmoid.h"
 #include "aclnnop/aclnn_hardsigmoid_backward.h"
@@ -272,6 +275,27 @@ int main()
     printf("exrace %d %d %d %d %d\n", launched, destroyed_first, destroy_ok, destroy_consumed,
            odd);
     Report("exrace_sync", aclrtSynchronizeStream(nullptr));
+
+    // fork(): in the child, an executor C made is one the child knows, and one C consumed
+    // stays consumed (as Python-made ones)
+    aclOpExecutor *pend = nullptr, *gone = nullptr;
+    Report("fork_phase1", aclnnSoftmaxBackwardGetWorkspaceSize(tg, ty, -1, to, &ws, &pend));
+    MadeInC("fork_pending", pend);
+    Report("fork_phase1b", aclnnSoftmaxBackwardGetWorkspaceSize(tg, ty, -1, to, &ws, &gone));
+    Report("fork_run", aclnnSoftmaxBackward(nullptr, ws, gone, nullptr));
+    Report("fork_sync", aclrtSynchronizeStream(nullptr));
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        Report("child_destroy", aclDestroyAclOpExecutor(pend));
+        Report("child_reuse", aclnnSoftmaxBackward(nullptr, 0, gone, nullptr));
+        fflush(stdout);
+        _exit(0);
+    }
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    printf("child_exit %d\n", WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+    Report("parent_destroy", aclDestroyAclOpExecutor(pend));
 
     aclrtMemcpy(dout, 32, zeros, 32, ACL_MEMCPY_HOST_TO_DEVICE);
     ex = nullptr;

@@ -503,13 +503,27 @@ static void emb_cmade_consumed_locked(uintptr_t handle, const char *op)
     emb_ring[i].op = op;
 }
 
+/* fork(): the child keeps the ring (the executors C consumed stay consumed there); the C-made
+   executors still unlaunched got their Python objects before the fork (emb_cmade_pending) */
 static void emb_p1_forget_child(void)
 {
     for (size_t i = 0; i < EMB_P1_SLOTS; i++)
         emb_p1s[i] = NULL; /* (leaked: the parent's records used them too) */
     emb_p1_gen++;
     emb_ndead = 0;
-    emb_ring_n = 0;
+}
+
+/* up to cap handles of C-made executors with a record Python has no object for; how many */
+static int emb_cmade_pending(uintptr_t *out, int cap)
+{
+    int n = 0;
+    pthread_rwlock_rdlock(&emb_rec_lock);
+    for (size_t i = 0; i < EMB_BUCKETS && n < cap; i++)
+        for (struct emb_rec *r = emb_recs[i]; r && n < cap; r = r->next)
+            if (r->p1 && !r->materialized)
+                out[n++] = r->handle;
+    pthread_rwlock_unlock(&emb_rec_lock);
+    return n;
 }
 
 static size_t emb_p1_slot(const char *api, int32_t n, const uintptr_t *tensors, int64_t dim)
