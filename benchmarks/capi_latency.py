@@ -10,8 +10,9 @@ and times an 8-element float32 aclnnSoftmaxBackward on the default stream:
 - phase 1 + phase 2 + synchronize: a single-use executor from scratch to a finished result;
 - relaunch + synchronize: aclnnSoftmaxBackward on a repeatable executor, then
   aclrtSynchronizeStream (a training step's loop);
-- and, for the Python API only, phase 1 alone: the part of the first row that the C API runs
-  in Python (docs/c_api.md, "Fast paths"), its floor.
+- and, for the Python API only, phase 1 alone (the C API answers this loop's phase 1 in C from
+  the second call on, docs/c_api.md "Fast paths": the Python API's phase 1 is what the C row
+  would cost without that).
 
 Each run starts the C++ program once (which times ``--rounds`` rounds of N iterations each and
 checks its result against a float64 golden) and times the same two loops through the Python
@@ -161,10 +162,10 @@ def main() -> None:
               f"{statistics.median(c_cpu):6.2f} {statistics.median(p):9.2f} {min(p):6.2f} "
               f"{statistics.median(p_cpu):6.2f} {target:6.1f}")
     p, p_cpu = py_rows["phase1"], py_rows["phase1 cpu"]
-    print(f"{'Python phase 1 alone (the floor)':32s} {'':8s} {'':6s} {'':6s} "
+    print(f"{'Python API phase 1 alone':32s} {'':8s} {'':6s} {'':6s} "
           f"{statistics.median(p):9.2f} {min(p):6.2f} {statistics.median(p_cpu):6.2f}")
-    print("The C API's phase 1 is the Python API's phase 1 plus one call into the interpreter; "
-          "its phase 2 and synchronize run in C.")
+    print("From C, phase 1 (from its second call on), phase 2 and synchronize run without the "
+          "interpreter (docs/c_api.md, \"Fast paths\").")
 
 
 if __name__ == "__main__":
