@@ -22,9 +22,9 @@
  *     [RD_NORM, RD_FHI] (checked by a compare per vector: see r2_any_lt4): no clamp, and n
  *     added to p's exponent field (2 operations instead of 8), the same bits (the product is a
  *     normal float32 there, exact either way). log_softmax_backward (V_EXPB_F) takes it first
- *     and checks after: the running min and max of y over a row's piece, a column block's
- *     a-row or a short-axis column pair; a y out of the range computes that part again with
- *     the clamped exp, and the rest of the chunk with it.
+ *     and checks after: the running min and max of y over a row's piece, a column block or
+ *     a short-axis column pair; a y out of the range computes that part again with the
+ *     clamped exp, and the rest of the chunk with it.
  * bfloat16 outputs at the AVX2 level round to nearest with ties away from zero (u + 0x8000, the
  * top half: 2 operations; half an ulp as round-to-even, which the other levels use).
  *   - sums in float32 in several vector accumulators (the forward sum is at most n, its

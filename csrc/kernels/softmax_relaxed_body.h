@@ -445,14 +445,14 @@ static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 
 /* log_softmax_backward's outputs d[k] = g[k] - s*exp(y[k]) for k in [0, n), n a multiple of
    2*VW: s the broadcast vs, or (col) the column sums at sp (pair order); with the level's fast
-   exp where fast (R_FAST levels), returning whether a y was outside its range [RD_NORM, RD_FHI]
-   (the running min and max of y ignore a NaN lane, which the fast exp keeps NaN): the caller
-   then computes these outputs again with fast 0 (the clamped exp, any y) */
-static inline __attribute__((always_inline)) ATTR int SFX(bwd_lg_pairs)(
+   exp where fast (R_FAST levels), y's running min and max joined to *lo and *hi (they ignore a
+   NaN lane, which the fast exp keeps NaN): where they leave [RD_NORM, RD_FHI] (R_OUT), the
+   caller computes these outputs again with fast 0 (the clamped exp, any y) */
+static inline __attribute__((always_inline)) ATTR void SFX(bwd_lg_pairs)(
     uint16_t *d, const uint16_t *gp, const uint16_t *yp, const float *sp, V vs, int64_t n,
-    const int bf, const int col, const int fast)
+    V *plo, V *phi, const int bf, const int col, const int fast)
 {
-    V lo = V_SET1(0.0f), hi = lo;
+    V lo = *plo, hi = *phi;
     for (int64_t k = 0; k < n; k += 2 * VW) {
         V g0, g1, y0, y1, e0, e1;
         V_LD2B(gp + k, bf, g0, g1);
@@ -468,8 +468,11 @@ static inline __attribute__((always_inline)) ATTR int SFX(bwd_lg_pairs)(
         }
         V_ST2B(d + k, V_FNMA(s0, e0, g0), V_FNMA(s1, e1, g1), bf);
     }
-    return R_FAST && fast && V_ANY_OUT2(lo, hi, RD_NORM, RD_FHI);
+    *plo = lo, *phi = hi;
 }
+
+/* whether a y joined to lo, hi (bwd_lg_pairs) was outside the fast exp's range */
+#define R_OUT(lo, hi) (R_FAST && V_ANY_OUT2(lo, hi, RD_NORM, RD_FHI))
 
 /* one row: s = sum(g*y) (lg: sum(g)), then out = (g - s)*y (lg: g - s*exp(y)); *fast: whether
    log_softmax_backward still tries the fast exp (cleared by a piece with a y out of its range,
@@ -514,10 +517,14 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
         const int64_t lv = len / VW * VW, l2 = len / (2 * VW) * (2 * VW);
         /* whole vector pairs, then a vector, then the tail: the length test out of the loop */
         if (lg) {
-            if (!(R_FAST && *fast) || SFX(bwd_lg_pairs)(d, gp, yp, NULL, vs, l2, bf, 0, 1)) {
-                *fast = 0;
-                SFX(bwd_lg_pairs)(d, gp, yp, NULL, vs, l2, bf, 0, 0);
+            V lo = V_SET1(0.0f), hi = lo;
+            if (R_FAST && *fast) {
+                SFX(bwd_lg_pairs)(d, gp, yp, NULL, vs, l2, &lo, &hi, bf, 0, 1);
+                if (R_OUT(lo, hi))
+                    *fast = 0;
             }
+            if (!(R_FAST && *fast))
+                SFX(bwd_lg_pairs)(d, gp, yp, NULL, vs, l2, &lo, &hi, bf, 0, 0);
         } else {
             for (k = 0; k < l2; k += 2 * VW) {
                 V g0, g1, y0, y1;
@@ -563,7 +570,7 @@ static ATTR void SFX(bwd_rows_chunk)(void *ctx, int64_t r0, int64_t r1)
 
 /* -------------------------------------------------------------- backward columns ---- */
 
-/* *fast: as bwd_row's, per a-row of the block */
+/* *fast: as bwd_row's, checked per block (its outputs pass run again where it fails) */
 static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     const rbwd_args *c, int64_t base, int64_t w, int64_t pbase, int64_t pw, rcol_ws *ws,
     int *fast, const int bf, const int lg)
@@ -618,7 +625,12 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
                    w - j);
         }
     }
-    /* pass 2: outputs, the next block prefetched a-row by a-row */
+    /* pass 2: outputs, the next block prefetched a-row by a-row; log_softmax_backward with
+       the fast exp first where *fast, once more with the clamped one if a y of the block was
+       out of its range */
+    int try_fast = lg && R_FAST && *fast;
+again:;
+    V lo = V_SET1(0.0f), hi = lo;
     for (int64_t a = 0; a < axis; a++) {
         const uint16_t *ga = g + a * inner, *ya = y + a * inner;
         uint16_t *oa = out + a * inner, *d = c->nt ? ws->hb : oa;
@@ -626,11 +638,10 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
             for (int64_t k = 0; k < w * 2; k += 64)
                 r_prefetchw((const char *)(oa + 16 * inner) + k);
         if (lg) {
-            if (!(R_FAST && *fast) ||
-                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, bf, 1, 1)) {
-                *fast = 0;
-                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, bf, 1, 0);
-            }
+            if (try_fast)
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 1);
+            else
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 0);
         } else {
             for (int64_t j = 0; j < js; j += 2 * VW) {
                 V g0, g1, y0, y1;
@@ -657,6 +668,10 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
             r_prefetch_run((const uint16_t *)c->g + pbase + a * inner, pw * 2);
             r_prefetch_run((const uint16_t *)c->yv + pbase + a * inner, pw * 2);
         }
+    }
+    if (try_fast && R_OUT(lo, hi)) {
+        try_fast = 0, *fast = 0;
+        goto again;
     }
 }
 
