@@ -817,3 +817,4 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 #undef V_FMAB
 #undef V_LD2B
 #undef V_ST2B
+#undef R_OUT
