@@ -435,35 +435,78 @@ static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 
 /* ------------------------------------------------------------------ backward rows ---- */
 
-/* one row: s = sum(g*y) (lg: sum(g)), then out = (g - s)*y (lg: g - s*exp(y)) */
+/* The backward kernels' own operations: V_EXPB (log_softmax_backward's exp, any argument;
+   V_EXPB_F: the fast one for [RD_NORM, RD_FHI] or NaN), V_FMAB (a*b + c, fused at the vector
+   levels), and vector pairs (V_LD2B / V_ST2B): 2*VW elements loaded into two vectors in the
+   level's own lane order (bfloat16 at the AVX2 level: the even elements, then the odd, two
+   operations per input pair and five per output pair, no shuffles) and stored back in the same
+   order; their column sums (sacc) are kept in that order too, so the pass that builds them and
+   the pass that reads them pair the same columns. */
+
+/* log_softmax_backward's outputs d[k] = g[k] - s*exp(y[k]) for k in [0, n), n a multiple of
+   2*VW: s the broadcast vs, or (col) the column sums at sp (pair order); with the level's fast
+   exp where fast (R_FAST levels), y's running min and max joined to *lo and *hi (they ignore a
+   NaN lane, which the fast exp keeps NaN): where they leave [RD_NORM, RD_FHI] (R_OUT), the
+   caller computes these outputs again with fast 0 (the clamped exp, any y) */
+static inline __attribute__((always_inline)) ATTR void SFX(bwd_lg_pairs)(
+    uint16_t *d, const uint16_t *gp, const uint16_t *yp, const float *sp, V vs, int64_t n,
+    V *plo, V *phi, const int bf, const int col, const int fast)
+{
+    V lo = *plo, hi = *phi;
+    for (int64_t k = 0; k < n; k += 2 * VW) {
+        V g0, g1, y0, y1, e0, e1;
+        V_LD2B(gp + k, bf, g0, g1);
+        V_LD2B(yp + k, bf, y0, y1);
+        const V s0 = col ? V_LDF(sp + k) : vs, s1 = col ? V_LDF(sp + k + VW) : vs;
+        if (R_FAST && fast) {
+            /* min(y, lo): lo where y is NaN (vminps returns its second operand then) */
+            lo = V_MIN(y0, lo), hi = V_MAX(y0, hi);
+            lo = V_MIN(y1, lo), hi = V_MAX(y1, hi);
+            e0 = V_EXPB_F(y0), e1 = V_EXPB_F(y1);
+        } else {
+            e0 = V_EXPB(y0), e1 = V_EXPB(y1);
+        }
+        V_ST2B(d + k, V_FNMA(s0, e0, g0), V_FNMA(s1, e1, g1), bf);
+    }
+    *plo = lo, *phi = hi;
+}
+
+/* whether a y joined to lo, hi (bwd_lg_pairs) was outside the fast exp's range */
+#define R_OUT(lo, hi) (R_FAST && V_ANY_OUT2(lo, hi, RD_NORM, RD_FHI))
+
+/* one row: s = sum(g*y) (lg: sum(g)), then out = (g - s)*y (lg: g - s*exp(y)); *fast: whether
+   log_softmax_backward still tries the fast exp (cleared by a piece with a y out of its range,
+   for the rest of the chunk: at most one piece a chunk computed twice) */
 static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
     const rbwd_args *c, int64_t base, int64_t n, const char *pfg, const char *pfy,
-    uint16_t *hb, const int bf, const int lg)
+    uint16_t *hb, int *fast, const int bf, const int lg)
 {
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
     uint16_t *out = (uint16_t *)c->out + base;
     V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0;
     int64_t k = 0;
     for (; k + 4 * VW <= n; k += 4 * VW) {
+        V g0, g1, g2, g3;
+        V_LD2B(g + k, bf, g0, g1);
+        V_LD2B(g + k + 2 * VW, bf, g2, g3);
         if (lg) {
             /* y's lines fetched along with g's (pass 2 reads both) */
             for (int64_t q = 0; q < 4 * VW * 2; q += 64)
                 __builtin_prefetch((const char *)(y + k) + q, 0, 2);
-            s0 = V_ADD(s0, V_LD(g + k, bf));
-            s1 = V_ADD(s1, V_LD(g + k + VW, bf));
-            s2 = V_ADD(s2, V_LD(g + k + 2 * VW, bf));
-            s3 = V_ADD(s3, V_LD(g + k + 3 * VW, bf));
+            s0 = V_ADD(s0, g0), s1 = V_ADD(s1, g1), s2 = V_ADD(s2, g2), s3 = V_ADD(s3, g3);
         } else {
-            s0 = V_ADD(s0, V_MUL(V_LD(g + k, bf), V_LD(y + k, bf)));
-            s1 = V_ADD(s1, V_MUL(V_LD(g + k + VW, bf), V_LD(y + k + VW, bf)));
-            s2 = V_ADD(s2, V_MUL(V_LD(g + k + 2 * VW, bf), V_LD(y + k + 2 * VW, bf)));
-            s3 = V_ADD(s3, V_MUL(V_LD(g + k + 3 * VW, bf), V_LD(y + k + 3 * VW, bf)));
+            V y0, y1, y2, y3;
+            V_LD2B(y + k, bf, y0, y1);
+            V_LD2B(y + k + 2 * VW, bf, y2, y3);
+            s0 = V_FMAB(g0, y0, s0), s1 = V_FMAB(g1, y1, s1);
+            s2 = V_FMAB(g2, y2, s2), s3 = V_FMAB(g3, y3, s3);
         }
     }
     for (; k < n; k += VW) {
         const int64_t l = n - k < VW ? n - k : VW;
         const V vg = l < VW ? V_LDN(g + k, l, bf, 0) : V_LD(g + k, bf);
-        s0 = V_ADD(s0, lg ? vg : V_MUL(vg, l < VW ? V_LDN(y + k, l, bf, 0) : V_LD(y + k, bf)));
+        s0 = lg ? V_ADD(s0, vg) : V_FMAB(vg, l < VW ? V_LDN(y + k, l, bf, 0) : V_LD(y + k, bf),
+                                         s0);
     }
     const V vs = V_SET1(V_HSUM(V_ADD(V_ADD(s0, s1), V_ADD(s2, s3))));
     const int64_t nparts = (n + RPIECE - 1) / RPIECE;
@@ -471,29 +514,33 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
         const int64_t p0 = i * RPIECE, len = n - p0 < RPIECE ? n - p0 : RPIECE;
         uint16_t *d = c->nt ? hb : out + p0;
         const uint16_t *gp = g + p0, *yp = y + p0;
-        const int64_t lv = len / VW * VW;
-        /* whole vectors (2 at a time), then the tail: the length test out of the loop */
-        for (k = 0; k + 2 * VW <= lv; k += 2 * VW) {
-            const V g0 = V_LD(gp + k, bf), y0 = V_LD(yp + k, bf);
-            const V g1 = V_LD(gp + k + VW, bf), y1 = V_LD(yp + k + VW, bf);
-            if (!lg) {
-                V_ST(d + k, V_MUL(V_SUB(g0, vs), y0), bf);
-                V_ST(d + k + VW, V_MUL(V_SUB(g1, vs), y1), bf);
-            } else {
-                V e0, e1;
-                R_EXP2(y0, y1, e0, e1);
-                V_ST(d + k, V_FNMA(vs, e0, g0), bf);
-                V_ST(d + k + VW, V_FNMA(vs, e1, g1), bf);
+        const int64_t lv = len / VW * VW, l2 = len / (2 * VW) * (2 * VW);
+        /* whole vector pairs, then a vector, then the tail: the length test out of the loop */
+        if (lg) {
+            V lo = V_SET1(0.0f), hi = lo;
+            if (R_FAST && *fast) {
+                SFX(bwd_lg_pairs)(d, gp, yp, NULL, vs, l2, &lo, &hi, bf, 0, 1);
+                if (R_OUT(lo, hi))
+                    *fast = 0;
+            }
+            if (!(R_FAST && *fast))
+                SFX(bwd_lg_pairs)(d, gp, yp, NULL, vs, l2, &lo, &hi, bf, 0, 0);
+        } else {
+            for (k = 0; k < l2; k += 2 * VW) {
+                V g0, g1, y0, y1;
+                V_LD2B(gp + k, bf, g0, g1);
+                V_LD2B(yp + k, bf, y0, y1);
+                V_ST2B(d + k, V_MUL(V_SUB(g0, vs), y0), V_MUL(V_SUB(g1, vs), y1), bf);
             }
         }
-        for (; k < lv; k += VW) {
+        for (k = l2; k < lv; k += VW) {
             const V vg = V_LD(gp + k, bf), vy = V_LD(yp + k, bf);
-            V_ST(d + k, lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy), bf);
+            V_ST(d + k, lg ? V_FNMA(vs, V_EXPB(vy), vg) : V_MUL(V_SUB(vg, vs), vy), bf);
         }
         if (k < len) {
             const int64_t l = len - k;
             const V vg = V_LDN(gp + k, l, bf, 0), vy = V_LDN(yp + k, l, bf, 0);
-            V_STN(d + k, lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy), l, bf);
+            V_STN(d + k, lg ? V_FNMA(vs, V_EXPB(vy), vg) : V_MUL(V_SUB(vg, vs), vy), l, bf);
         }
         if (c->nt)
             R_STREAM(out + p0, hb, len);
@@ -507,6 +554,7 @@ static ATTR void SFX(bwd_rows_chunk)(void *ctx, int64_t r0, int64_t r1)
     const rbwd_args *c = (const rbwd_args *)ctx;
     uint16_t hb[RPIECE];
     const int64_t n = c->axis;
+    int fast = R_FAST;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t base = r * n;
         const char *pfg = NULL, *pfy = NULL;
@@ -514,7 +562,7 @@ static ATTR void SFX(bwd_rows_chunk)(void *ctx, int64_t r0, int64_t r1)
             pfg = (const char *)((const uint16_t *)c->g + base + n);
             pfy = (const char *)((const uint16_t *)c->yv + base + n);
         }
-        BF_LG_CALL(SFX(bwd_row), c, c, base, n, pfg, pfy, hb);
+        BF_LG_CALL(SFX(bwd_row), c, c, base, n, pfg, pfy, hb, &fast);
     }
     if (c->nt)
         aclk_nt_fence();
@@ -522,9 +570,10 @@ static ATTR void SFX(bwd_rows_chunk)(void *ctx, int64_t r0, int64_t r1)
 
 /* -------------------------------------------------------------- backward columns ---- */
 
+/* *fast: as bwd_row's, checked per block (its outputs pass run again where it fails) */
 static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     const rbwd_args *c, int64_t base, int64_t w, int64_t pbase, int64_t pw, rcol_ws *ws,
-    const int bf, const int lg)
+    int *fast, const int bf, const int lg)
 {
     const int64_t axis = c->axis, inner = c->inner, wv = w / VW * VW;
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
@@ -532,24 +581,29 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     float *sacc = ws->sacc;
     for (int64_t j = 0; j < w; j++)
         sacc[j] = 0.0f;
-    /* pass 1: column sums of g*y (lg: of g), strips of 4 vectors in registers, then the rest */
+    /* pass 1: column sums of g*y (lg: of g), strips of 4 vectors (two pairs, in pair order) in
+       registers, then the rest one vector at a time */
     int64_t js = 0;
     for (; js + 4 * VW <= w; js += 4 * VW) {
         V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0;
         for (int64_t a = 0; a < axis; a++) {
             const uint16_t *ga = g + a * inner + js, *ya = y + a * inner + js;
+            V g0, g1, g2, g3;
+            V_LD2B(ga, bf, g0, g1);
+            V_LD2B(ga + 2 * VW, bf, g2, g3);
             if (lg) {
                 /* y is not read here: its a-row's lines fetched along with g's, so that pass 2
                    finds both in cache */
                 if (js == 0)
                     r_prefetch_run(y + a * inner, w * 2);
-                s0 = V_ADD(s0, V_LD(ga, bf)), s1 = V_ADD(s1, V_LD(ga + VW, bf));
-                s2 = V_ADD(s2, V_LD(ga + 2 * VW, bf)), s3 = V_ADD(s3, V_LD(ga + 3 * VW, bf));
+                s0 = V_ADD(s0, g0), s1 = V_ADD(s1, g1);
+                s2 = V_ADD(s2, g2), s3 = V_ADD(s3, g3);
             } else {
-                s0 = V_ADD(s0, V_MUL(V_LD(ga, bf), V_LD(ya, bf)));
-                s1 = V_ADD(s1, V_MUL(V_LD(ga + VW, bf), V_LD(ya + VW, bf)));
-                s2 = V_ADD(s2, V_MUL(V_LD(ga + 2 * VW, bf), V_LD(ya + 2 * VW, bf)));
-                s3 = V_ADD(s3, V_MUL(V_LD(ga + 3 * VW, bf), V_LD(ya + 3 * VW, bf)));
+                V y0, y1, y2, y3;
+                V_LD2B(ya, bf, y0, y1);
+                V_LD2B(ya + 2 * VW, bf, y2, y3);
+                s0 = V_FMAB(g0, y0, s0), s1 = V_FMAB(g1, y1, s1);
+                s2 = V_FMAB(g2, y2, s2), s3 = V_FMAB(g3, y3, s3);
             }
         }
         V_STF(sacc + js, s0), V_STF(sacc + js + VW, s1);
@@ -562,44 +616,47 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
             r_prefetch_run(ya, w * 2);
         for (; j < wv; j += VW) {
             const V vg = V_LD(ga + j, bf);
-            V_STF(sacc + j, V_ADD(V_LDF(sacc + j), lg ? vg : V_MUL(vg, V_LD(ya + j, bf))));
+            V_STF(sacc + j, lg ? V_ADD(V_LDF(sacc + j), vg)
+                               : V_FMAB(vg, V_LD(ya + j, bf), V_LDF(sacc + j)));
         }
         if (j < w) {
-            const V vg = V_LDN(ga + j, w - j, bf, 0);
-            V_STFN(sacc + j, V_ADD(V_LDFN(sacc + j, w - j),
-                                   lg ? vg : V_MUL(vg, V_LDN(ya + j, w - j, bf, 0))), w - j);
+            const V vg = V_LDN(ga + j, w - j, bf, 0), vs = V_LDFN(sacc + j, w - j);
+            V_STFN(sacc + j, lg ? V_ADD(vs, vg) : V_FMAB(vg, V_LDN(ya + j, w - j, bf, 0), vs),
+                   w - j);
         }
     }
-    /* pass 2: outputs, the next block prefetched a-row by a-row */
+    /* pass 2: outputs, the next block prefetched a-row by a-row; log_softmax_backward with
+       the fast exp first where *fast, once more with the clamped one if a y of the block was
+       out of its range */
+    int try_fast = lg && R_FAST && *fast;
+again:;
+    V lo = V_SET1(0.0f), hi = lo;
     for (int64_t a = 0; a < axis; a++) {
         const uint16_t *ga = g + a * inner, *ya = y + a * inner;
         uint16_t *oa = out + a * inner, *d = c->nt ? ws->hb : oa;
         if (!c->nt && a + 16 < axis) /* the output lines 16 a-rows ahead, for writing */
             for (int64_t k = 0; k < w * 2; k += 64)
                 r_prefetchw((const char *)(oa + 16 * inner) + k);
-        int64_t j = 0;
-        for (; j + 4 * VW <= w; j += 4 * VW) {
-            for (int64_t q = 0; q < 4 * VW; q += 2 * VW) {
-                const V g0 = V_LD(ga + j + q, bf), y0 = V_LD(ya + j + q, bf);
-                const V g1 = V_LD(ga + j + q + VW, bf), y1 = V_LD(ya + j + q + VW, bf);
-                const V s0 = V_LDF(sacc + j + q), s1 = V_LDF(sacc + j + q + VW);
-                if (lg) {
-                    V e0, e1;
-                    R_EXP2(y0, y1, e0, e1);
-                    V_ST(d + j + q, V_FNMA(s0, e0, g0), bf);
-                    V_ST(d + j + q + VW, V_FNMA(s1, e1, g1), bf);
-                } else {
-                    V_ST(d + j + q, V_MUL(V_SUB(g0, s0), y0), bf);
-                    V_ST(d + j + q + VW, V_MUL(V_SUB(g1, s1), y1), bf);
-                }
+        if (lg) {
+            if (try_fast)
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 1);
+            else
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 0);
+        } else {
+            for (int64_t j = 0; j < js; j += 2 * VW) {
+                V g0, g1, y0, y1;
+                V_LD2B(ga + j, bf, g0, g1);
+                V_LD2B(ya + j, bf, y0, y1);
+                const V s0 = V_LDF(sacc + j), s1 = V_LDF(sacc + j + VW);
+                V_ST2B(d + j, V_MUL(V_SUB(g0, s0), y0), V_MUL(V_SUB(g1, s1), y1), bf);
             }
         }
-        for (; j < w; j += VW) {
+        for (int64_t j = js; j < w; j += VW) {
             const int64_t l = w - j < VW ? w - j : VW;
             const V vg = l < VW ? V_LDN(ga + j, l, bf, 0) : V_LD(ga + j, bf);
             const V vy = l < VW ? V_LDN(ya + j, l, bf, 0) : V_LD(ya + j, bf);
             const V vs = l < VW ? V_LDFN(sacc + j, l) : V_LDF(sacc + j);
-            const V v = lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy);
+            const V v = lg ? V_FNMA(vs, V_EXPB(vy), vg) : V_MUL(V_SUB(vg, vs), vy);
             if (l < VW)
                 V_STN(d + j, v, l, bf);
             else
@@ -612,20 +669,25 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
             r_prefetch_run((const uint16_t *)c->yv + pbase + a * inner, pw * 2);
         }
     }
+    if (try_fast && R_OUT(lo, hi)) {
+        try_fast = 0, *fast = 0;
+        goto again;
+    }
 }
 
 
-/* backward blocks of a short axis, one column vector at a time as fwd_block_small: grad and
-   y read from memory once */
+/* backward blocks of a short axis, one column vector pair at a time as fwd_block_small: grad
+   and y read from memory once; *fast as bwd_row's, per column pair */
 static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
-    const rbwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
+    const rbwd_args *c, int64_t base, int64_t w, int64_t pf_end, int *fast, const int bf,
+    const int lg)
 {
     const int64_t axis = c->axis, inner = c->inner;
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
     uint16_t *out = (uint16_t *)c->out + base;
     V gv[RSMALL], yv[RSMALL];
     int64_t j = 0;
-    /* two column vectors at a time (whole lines, two sum chains), then one */
+    /* two column vectors at a time (whole lines, two sum chains, pair order), then one */
     for (; j + 2 * VW <= w; j += 2 * VW) {
         if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
             for (int64_t a = 0; a < axis; a++) {
@@ -636,20 +698,38 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
         V s0 = V_SET1(0.0f), s1 = s0;
         for (int64_t a = 0; a < axis; a++) {
             const int64_t o = a * inner + j;
-            const V g0 = V_LD(g + o, bf), g1 = V_LD(g + o + VW, bf);
+            V g0, g1;
+            V_LD2B(g + o, bf, g0, g1);
             if (lg) {
                 s0 = V_ADD(s0, g0), s1 = V_ADD(s1, g1);
             } else {
-                const V y0 = V_LD(y + o, bf), y1 = V_LD(y + o + VW, bf);
-                s0 = V_ADD(s0, V_MUL(g0, y0)), s1 = V_ADD(s1, V_MUL(g1, y1));
+                V y0, y1;
+                V_LD2B(y + o, bf, y0, y1);
+                s0 = V_FMAB(g0, y0, s0), s1 = V_FMAB(g1, y1, s1);
             }
+        }
+        if (lg && R_FAST && *fast) {
+            V lo = V_SET1(0.0f), hi = lo;
+            for (int64_t a = 0; a < axis; a++) {
+                const int64_t o = a * inner + j;
+                V g0, g1, y0, y1;
+                V_LD2B(g + o, bf, g0, g1);
+                V_LD2B(y + o, bf, y0, y1);
+                lo = V_MIN(y0, lo), hi = V_MAX(y0, hi);
+                lo = V_MIN(y1, lo), hi = V_MAX(y1, hi);
+                V_ST2B(out + o, V_FNMA(s0, V_EXPB_F(y0), g0), V_FNMA(s1, V_EXPB_F(y1), g1), bf);
+            }
+            if (!V_ANY_OUT2(lo, hi, RD_NORM, RD_FHI))
+                continue;
+            *fast = 0; /* a y out of the fast exp's range: the pair again, clamped */
         }
         for (int64_t a = 0; a < axis; a++) {
             const int64_t o = a * inner + j;
-            const V g0 = V_LD(g + o, bf), g1 = V_LD(g + o + VW, bf);
-            const V y0 = V_LD(y + o, bf), y1 = V_LD(y + o + VW, bf);
-            V_ST(out + o, lg ? V_FNMA(s0, V_EXP(y0), g0) : V_MUL(V_SUB(g0, s0), y0), bf);
-            V_ST(out + o + VW, lg ? V_FNMA(s1, V_EXP(y1), g1) : V_MUL(V_SUB(g1, s1), y1), bf);
+            V g0, g1, y0, y1;
+            V_LD2B(g + o, bf, g0, g1);
+            V_LD2B(y + o, bf, y0, y1);
+            V_ST2B(out + o, lg ? V_FNMA(s0, V_EXPB(y0), g0) : V_MUL(V_SUB(g0, s0), y0),
+                   lg ? V_FNMA(s1, V_EXPB(y1), g1) : V_MUL(V_SUB(g1, s1), y1), bf);
         }
     }
     for (; j < w; j += VW) {
@@ -665,10 +745,10 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
             const int64_t o = a * inner + j;
             gv[a] = l < VW ? V_LDN(g + o, l, bf, 0) : V_LD(g + o, bf);
             yv[a] = l < VW ? V_LDN(y + o, l, bf, 0) : V_LD(y + o, bf);
-            s = V_ADD(s, lg ? gv[a] : V_MUL(gv[a], yv[a]));
+            s = lg ? V_ADD(s, gv[a]) : V_FMAB(gv[a], yv[a], s);
         }
         for (int64_t a = 0; a < axis; a++) {
-            const V v = lg ? V_FNMA(s, V_EXP(yv[a]), gv[a]) : V_MUL(V_SUB(gv[a], s), yv[a]);
+            const V v = lg ? V_FNMA(s, V_EXPB(yv[a]), gv[a]) : V_MUL(V_SUB(gv[a], s), yv[a]);
             uint16_t *d = out + a * inner + j;
             if (l < VW)
                 V_STN(d, v, l, bf);
@@ -682,13 +762,14 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 {
     const rbwd_args *c = (const rbwd_args *)ctx;
     rcol_ws ws;
+    int fast = R_FAST;
     for (int64_t t = t0; t < t1; t++) {
         const r_item_t it = r_item(c->axis, c->inner, c->W, c->nblk, t, t1);
         if (c->axis <= RSMALL && c->inner >= VW) {
-            BF_LG_CALL(SFX(bwd_block_small), c, c, it.base, it.w, it.pf_end);
+            BF_LG_CALL(SFX(bwd_block_small), c, c, it.base, it.w, it.pf_end, &fast);
             continue;
         }
-        BF_LG_CALL(SFX(bwd_block), c, c, it.base, it.w, it.pbase, it.pw, &ws);
+        BF_LG_CALL(SFX(bwd_block), c, c, it.base, it.w, it.pbase, it.pw, &ws, &fast);
     }
     if (c->nt)
         aclk_nt_fence();
@@ -731,3 +812,9 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 #undef R_EXPN4
 #undef R_EXP2
 #undef R_STREAM
+#undef V_EXPB
+#undef V_EXPB_F
+#undef V_FMAB
+#undef V_LD2B
+#undef V_ST2B
+#undef R_OUT
