@@ -200,6 +200,12 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     float *nacc = ws->nacc;
     /* a-rows per sub-block: about RSUB_BYTES of 16-bit input, re-read from L1 */
     const int64_t A = r_sub_rows(c->W);
+    /* softmax with the exps kept in the output (keepo): each sub-block's exps exp(x - m_b),
+       m_b its running max, rounded into y, and m_b kept in gt (per sub-block and column); the
+       outputs pass then multiplies each by g = exp(m_b - m) / sum (gt, computed once), with no
+       second exp. Not when streaming (the exps would go to memory) or when gt is too small */
+    float *gt = ws->gt;
+    const int keepo = !lg && !c->nt && (axis + A - 1) / A * w <= RGTAB;
     for (int64_t j = 0; j < w; j++)
         macc[j] = -INFINITY, sacc[j] = 0.0f;
     /* one pass over the block, a sub-block of A a-rows at a time: its column max joined to the
@@ -233,6 +239,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                        w - j);
         }
         r_rescale(macc, nacc, sacc, w);
+        if (keepo)
+            memcpy(gt + a0 / A * w, macc, (size_t)w * sizeof(float));
         for (int64_t j = 0; j < js; j += 4 * VW) {
             const V u0 = V_LDF(nacc + j), u1 = V_LDF(nacc + j + VW);
             const V u2 = V_LDF(nacc + j + 2 * VW), u3 = V_LDF(nacc + j + 3 * VW);
@@ -245,7 +253,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                    (64,4096,64) 1 thread cold, float16 softmax 8.3 -> 7.2 ms, log_softmax
                    9.0 -> 7.1, bfloat16 log_softmax 9.1 -> 7.7, but bfloat16 softmax (the
                    most arithmetic in its outputs pass) 8.7 -> 9.0: not there */
-                if (j == 0 && !c->nt && (lg || !bf))
+                if (j == 0 && !c->nt && (lg || !bf || keepo))
                     for (int64_t k = 0; k < w * 2; k += 64)
                         r_prefetchw((const char *)(y + a * inner) + k);
                 const V d0 = V_SUB(V_LD(xa, bf), u0), d1 = V_SUB(V_LD(xa + VW, bf), u1);
@@ -255,6 +263,11 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                 R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3);
                 s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
                 s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);
+                if (keepo) {
+                    uint16_t *ya = y + a * inner + j;
+                    V_ST(ya, e0, bf), V_ST(ya + VW, e1, bf);
+                    V_ST(ya + 2 * VW, e2, bf), V_ST(ya + 3 * VW, e3, bf);
+                }
             }
             V_STF(sacc + j, s0), V_STF(sacc + j + VW, s1);
             V_STF(sacc + j + 2 * VW, s2), V_STF(sacc + j + 3 * VW, s3);
@@ -270,6 +283,10 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                     V_STFN(sacc + j, V_ADD(V_LDFN(sacc + j, l), e), l);
                 else
                     V_STF(sacc + j, V_ADD(V_LDF(sacc + j), e));
+                if (keepo && l < VW)
+                    V_STN(y + a * inner + j, e, l, bf);
+                else if (keepo)
+                    V_ST(y + a * inner + j, e, bf);
             }
         }
     }
@@ -313,6 +330,47 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
         }
     } else {
         r_recip_n(sacc, w);
+    }
+    if (keepo) {
+        /* g = exp(m_b - m) / sum per sub-block and column (m_b == m: exactly 1 / sum; a column
+           -inf until the sub-block: 0, its exps 0; all -inf: NaN, as the exps' 0 * inf) */
+        for (int64_t b = 0; b * A < axis; b++) {
+            float *g = gt + b * w;
+            for (int64_t j = 0; j < w; j += VW) {
+                const int64_t l = w - j < VW ? w - j : VW;
+                const V m = l < VW ? V_LDFN(macc + j, l) : V_LDF(macc + j);
+                const V f = l < VW ? V_LDFN(sacc + j, l) : V_LDF(sacc + j);
+                const V e = V_MUL(V_EXP(V_SUB(l < VW ? V_LDFN(g + j, l) : V_LDF(g + j), m)), f);
+                if (l < VW)
+                    V_STFN(g + j, e, l);
+                else
+                    V_STF(g + j, e);
+            }
+        }
+        /* pass 3: y = its exp * g, in place from L2 */
+        for (int64_t a = 0; a < axis; a++) {
+            uint16_t *ya = y + a * inner;
+            const float *g = gt + a / A * w;
+            int64_t j = 0;
+            for (; j + 4 * VW <= w; j += 4 * VW) {
+                const V v0 = V_MUL(V_LD(ya + j, bf), V_LDF(g + j));
+                const V v1 = V_MUL(V_LD(ya + j + VW, bf), V_LDF(g + j + VW));
+                const V v2 = V_MUL(V_LD(ya + j + 2 * VW, bf), V_LDF(g + j + 2 * VW));
+                const V v3 = V_MUL(V_LD(ya + j + 3 * VW, bf), V_LDF(g + j + 3 * VW));
+                V_ST(ya + j, v0, bf), V_ST(ya + j + VW, v1, bf);
+                V_ST(ya + j + 2 * VW, v2, bf), V_ST(ya + j + 3 * VW, v3, bf);
+            }
+            for (; j < w; j += VW) {
+                const int64_t l = w - j < VW ? w - j : VW;
+                if (l < VW)
+                    V_STN(ya + j, V_MUL(V_LDN(ya + j, l, bf, 0), V_LDFN(g + j, l)), l, bf);
+                else
+                    V_ST(ya + j, V_MUL(V_LD(ya + j, bf), V_LDF(g + j)), bf);
+            }
+            if (pf)
+                r_prefetch_run(pf + a * inner, pfw * 2);
+        }
+        return;
     }
     /* pass 3: outputs */
     for (int64_t a = 0; a < axis; a++) {
