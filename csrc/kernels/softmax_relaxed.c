@@ -33,6 +33,10 @@
  *     column blocks sum all the exps first and take lse = log(s) when s >= 2 (every output then
  *     at least log 2 from 0, log(s) as accurate as softmax's 1/s), the split only below 2 (or
  *     NaN) in a second exp pass (column blocks: over the column vectors that need it, from L2);
+ *     short-axis column vectors sum the non-max exps t beside s (a compare and a masked add)
+ *     and take log1p(t) where s < 2 (one max term then), one vector log per column vector
+ *     (r_lse_st): their sums fall below 2 too often for a second pass (uniform [-4, 4) over an
+ *     axis of 16: most vectors have such a lane);
  *   - softmax_backward out = (g - s)*y (one rounding fewer, no cancellation beyond the
  *     operator's own), log_softmax_backward out = g - s*exp(y) (fused at the vector levels).
  * Special values as the strict kernels: a NaN anywhere in a slice reaches every output through
@@ -165,6 +169,21 @@ ACLK_INLINE void r_lse_n(const float *restrict k, float *restrict s, int64_t n)
 {
     for (int64_t j = 0; j < n; j++)
         s[j] = r_lse(k[j], s[j]);
+}
+
+/* log-softmax's log of the sum of n short-axis columns, s[q] the sum of every exp of column q
+   and t[q] that of its non-max terms: log(s) where s >= 2 (every output then at least log 2
+   from 0: as accurate as softmax's 1/s), else log1p(t) (the max terms are exactly 1 each, so
+   s < 2 means one of them; NaN: NaN) as r_log1p, log(1 + t) * (t / ((1 + t) - 1)). One log per
+   column, straight-line (mask selects): a loop of VW columns vectorises. */
+ACLK_INLINE void r_lse_st(float *restrict s, const float *restrict t, int n)
+{
+    for (int q = 0; q < n; q++) {
+        const int big = s[q] >= 2.0f;
+        const float w = 1.0f + t[q], wm = w - 1.0f;
+        const float l = aclk_log_f32(aclk_sel_f32(big, s[q], w));
+        s[q] = aclk_sel_f32(big, l, aclk_sel_f32(wm == 0.0f, t[q], l * (t[q] / wm)));
+    }
 }
 
 ACLK_INLINE void r_recip_n(float *s, int64_t n)

@@ -416,10 +416,22 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
 }
 
 
-/* A block of a short axis (axis <= RSMALL): one column vector at a time, its axis values held
-   in xv (registers / L1) through max, exp and output, so that each element is read from memory
-   once and its exp computed once; the columns RPF_COLS ahead prefetched a line per a-row.
-   Stored normally even when c->nt: runs of VW elements cannot be streamed in whole lines. */
+/* log-softmax's log of the sum of a short-axis column vector (r_lse_st, a vector loop): s
+   each lane's sum of exps, t that of its non-max terms */
+static inline __attribute__((always_inline)) ATTR V SFX(small_lse)(V s, V t)
+{
+    float ss[VW], tt[VW];
+    V_STF(ss, s), V_STF(tt, t);
+    r_lse_st(ss, tt, VW);
+    return V_LDF(ss);
+}
+
+/* A block of a short axis (axis <= RSMALL): column vectors, two at a time (two independent
+   exp chains, half the loop overhead) then one, their axis values held in xv / xw (registers /
+   L1) through max, exp and output, so that each element is read from memory once and its exp
+   computed once; the columns RPF_COLS ahead prefetched a line per a-row. log-softmax sums
+   every exp and those of the non-max terms (see r_lse_st). Stored normally even when c->nt: runs of
+   VW elements cannot be streamed in whole lines. */
 static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     const rfwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
 {
@@ -427,8 +439,57 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     const int64_t axis = c->axis, inner = c->inner;
     const uint16_t *x = (const uint16_t *)c->x + base;
     uint16_t *y = (uint16_t *)c->y + base;
-    V xv[RSMALL];
-    for (int64_t j = 0; j < w; j += VW) {
+    V xv[RSMALL], xw[RSMALL];
+    int64_t j = 0;
+    for (; j + 2 * VW <= w; j += 2 * VW) {
+        if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
+            for (int64_t a = 0; a < axis; a++) {
+                __builtin_prefetch(x + a * inner + j + RPF_COLS, 0, 3);
+                r_prefetchw(y + a * inner + j + RPF_COLS);
+            }
+        V m0 = V_SET1(-INFINITY), m1 = m0, n0 = V_SET1(INFINITY), n1 = n0;
+        for (int64_t a = 0; a < axis; a++) {
+            const uint16_t *p = x + a * inner + j;
+            xv[a] = V_LD(p, bf), xw[a] = V_LD(p + VW, bf);
+            m0 = V_MAX(m0, xv[a]), m1 = V_MAX(m1, xw[a]);
+            if (R_FAST)
+                n0 = V_MIN(n0, xv[a]), n1 = V_MIN(n1, xw[a]);
+        }
+        /* the fast exp where every x - max of both column vectors is in its range */
+        const int fast = R_FAST && !V_ANY_LT(V_SUB(n0, m0), RD_NORM) &&
+                         !V_ANY_LT(V_SUB(n1, m1), RD_NORM);
+        V s0 = V_SET1(0.0f), s1 = s0, t0 = s0, t1 = s0, f0, f1;
+        if (fast) {
+            for (int64_t a = 0; a < axis; a++) {
+                const V d0 = V_SUB(xv[a], m0), d1 = V_SUB(xw[a], m1);
+                const V e0 = V_EXPN_F(d0), e1 = V_EXPN_F(d1);
+                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+                if (lg)
+                    t0 = V_ADD_NE0(t0, d0, e0), t1 = V_ADD_NE0(t1, d1, e1);
+                xv[a] = lg ? d0 : e0, xw[a] = lg ? d1 : e1;
+            }
+        } else {
+            for (int64_t a = 0; a < axis; a++) {
+                const V d0 = V_SUB(xv[a], m0), d1 = V_SUB(xw[a], m1);
+                const V e0 = V_EXPN(d0), e1 = V_EXPN(d1);
+                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+                if (lg)
+                    t0 = V_ADD_NE0(t0, d0, e0), t1 = V_ADD_NE0(t1, d1, e1);
+                xv[a] = lg ? d0 : e0, xw[a] = lg ? d1 : e1;
+            }
+        }
+        if (lg) {
+            f0 = SFX(small_lse)(s0, t0), f1 = SFX(small_lse)(s1, t1);
+        } else {
+            f0 = V_DIV(V_SET1(1.0f), s0), f1 = V_DIV(V_SET1(1.0f), s1);
+        }
+        for (int64_t a = 0; a < axis; a++) {
+            uint16_t *d = y + a * inner + j;
+            V_ST(d, lg ? V_SUB(xv[a], f0) : V_MUL(xv[a], f0), bf);
+            V_ST(d + VW, lg ? V_SUB(xw[a], f1) : V_MUL(xw[a], f1), bf);
+        }
+    }
+    for (; j < w; j += VW) {
         const int64_t l = w - j < VW ? w - j : VW;
         if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
             for (int64_t a = 0; a < axis; a++) {
@@ -444,25 +505,15 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
         }
         /* the fast exp where every x - max of the column vector is in its range */
         const int fast = R_FAST && !V_ANY_LT(V_SUB(mn, m), RD_NORM);
-        V s = V_SET1(0.0f), k = s, f;
+        V s = V_SET1(0.0f), t = s, f;
         for (int64_t a = 0; a < axis; a++) {
             const V d = V_SUB(xv[a], m), e = fast ? V_EXPN_F(d) : V_EXPN(d);
-            if (lg) {
-                k = V_CNT_EQ0(k, d), s = V_ADD_NE0(s, d, e);
-                xv[a] = d;
-            } else {
-                s = V_ADD(s, e);
-                xv[a] = e;
-            }
+            s = V_ADD(s, e);
+            if (lg)
+                t = V_ADD_NE0(t, d, e);
+            xv[a] = lg ? d : e;
         }
-        if (lg) {
-            float kk[VW], ss[VW];
-            V_STF(kk, k), V_STF(ss, s);
-            r_lse_n(kk, ss, VW);
-            f = V_LDF(ss);
-        } else {
-            f = V_DIV(V_SET1(1.0f), s);
-        }
+        f = lg ? SFX(small_lse)(s, t) : V_DIV(V_SET1(1.0f), s);
         for (int64_t a = 0; a < axis; a++) {
             const V v = lg ? V_SUB(xv[a], f) : V_MUL(xv[a], f);
             uint16_t *d = y + a * inner + j;
