@@ -71,10 +71,40 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
        elements */
     const int keep = !lg && n <= RROWBUF;
     const int64_t nparts = (n + RPF_BLOCK - 1) / RPF_BLOCK;
-    V s0 = V_SET1(0.0f), s1 = s0, c0 = s0;
+    V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0, c0 = s0;
+    /* 4 vectors at a time in loops of their own, one per choice of the exp (fast or not) and
+       of keeping the exps, the output's lines prefetched for writing (one per 64 bytes): the
+       choices tested per iteration, with a prefetch per 2 vectors, cost 7 of 37 instructions
+       per 16 float16 elements at the AVX2 level */
+#define R_ROW_EXPS4(EXP, KEEP)                                                                \
+    for (; k + 4 * VW <= k1; k += 4 * VW) {                                                   \
+        for (int q = 0; q < 4 * VW * 2; q += 64)                                              \
+            r_prefetchw((const char *)(yr + k) + q);                                          \
+        const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);      \
+        const V d2 = V_SUB(V_LD(xr + k + 2 * VW, bf), vm);                                    \
+        const V d3 = V_SUB(V_LD(xr + k + 3 * VW, bf), vm);                                    \
+        const V e0 = EXP(d0), e1 = EXP(d1), e2 = EXP(d2), e3 = EXP(d3);                       \
+        s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1), s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);       \
+        if (KEEP) {                                                                           \
+            V_STF(eb + k, e0), V_STF(eb + k + VW, e1);                                        \
+            V_STF(eb + k + 2 * VW, e2), V_STF(eb + k + 3 * VW, e3);                           \
+        }                                                                                     \
+    }
     for (int64_t i = 0; i < nparts; i++) {
         const int64_t k0 = i * RPF_BLOCK, k1 = k0 + RPF_BLOCK < n ? k0 + RPF_BLOCK : n;
-        for (k = k0; k + 2 * VW <= k1; k += 2 * VW) {
+        k = k0;
+        if (!c->nt && fast) {
+            if (keep)
+                R_ROW_EXPS4(V_EXPN_F, 1)
+            else
+                R_ROW_EXPS4(V_EXPN_F, 0)
+        } else if (!c->nt) {
+            if (keep)
+                R_ROW_EXPS4(V_EXPN, 1)
+            else
+                R_ROW_EXPS4(V_EXPN, 0)
+        }
+        for (; k + 2 * VW <= k1; k += 2 * VW) {
             if (!c->nt) /* the output's lines for writing, ahead of pass 3 */
                 r_prefetchw(yr + k);
             const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);
@@ -94,7 +124,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
         }
         r_prefetch_part(pf, n * 2, i, nparts);
     }
-    float s = V_HSUM(V_ADD(s0, s1)), f;
+#undef R_ROW_EXPS4
+    float s = V_HSUM(V_ADD(V_ADD(s0, s2), V_ADD(s1, s3))), f;
     if (!lg) {
         f = 1.0f / s;
     } else if (s >= 2.0f) {
