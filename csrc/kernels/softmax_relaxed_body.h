@@ -235,8 +235,9 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
        m_b its running max, rounded into y, and m_b kept in gt (per sub-block and column); the
        outputs pass then multiplies each by g = exp(m_b - m) / sum (gt, computed once), with no
        second exp. Not when streaming (the exps would go to memory) or when gt is too small */
-    float *gt = ws->gt;
-    const int keepo = !lg && !c->nt && (axis + A - 1) / A * w <= RGTAB;
+    float *gt = ws->gt, *mins = ws->hbf;
+    const int nt = c->nt;
+    const int keepo = !lg && !nt && (axis + A - 1) / A * w <= RGTAB;
     for (int64_t j = 0; j < w; j++)
         macc[j] = -INFINITY, sacc[j] = 0.0f;
     /* one pass over the block, a sub-block of A a-rows at a time: its column max joined to the
@@ -245,20 +246,28 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     for (int64_t a0 = 0; a0 < axis; a0 += A) {
         const int64_t a1 = a0 + A < axis ? a0 + A : axis;
         memcpy(nacc, macc, (size_t)w * sizeof(float));
-        /* strips of 4 vectors with their accumulators in registers, then the rest */
+        /* strips of 4 vectors with their accumulators in registers, then the rest; where the
+           level has a fast exp (R_FAST), each strip's column min beside its max (in mins) */
         int64_t js = 0;
         for (; js + 4 * VW <= w; js += 4 * VW) {
             V m0 = V_LDF(nacc + js), m1 = V_LDF(nacc + js + VW);
             V m2 = V_LDF(nacc + js + 2 * VW), m3 = V_LDF(nacc + js + 3 * VW);
+            V n0 = V_SET1(INFINITY), n1 = n0, n2 = n0, n3 = n0;
             for (int64_t a = a0; a < a1; a++) {
                 const uint16_t *xa = x + a * inner + js;
-                m0 = V_MAX(m0, V_LD(xa, bf));
-                m1 = V_MAX(m1, V_LD(xa + VW, bf));
-                m2 = V_MAX(m2, V_LD(xa + 2 * VW, bf));
-                m3 = V_MAX(m3, V_LD(xa + 3 * VW, bf));
+                const V x0 = V_LD(xa, bf), x1 = V_LD(xa + VW, bf);
+                const V x2 = V_LD(xa + 2 * VW, bf), x3 = V_LD(xa + 3 * VW, bf);
+                m0 = V_MAX(m0, x0), m1 = V_MAX(m1, x1), m2 = V_MAX(m2, x2), m3 = V_MAX(m3, x3);
+                if (R_FAST)
+                    n0 = V_MIN(n0, x0), n1 = V_MIN(n1, x1), n2 = V_MIN(n2, x2),
+                    n3 = V_MIN(n3, x3);
             }
             V_STF(nacc + js, m0), V_STF(nacc + js + VW, m1);
             V_STF(nacc + js + 2 * VW, m2), V_STF(nacc + js + 3 * VW, m3);
+            if (R_FAST) {
+                V_STF(mins + js, n0), V_STF(mins + js + VW, n1);
+                V_STF(mins + js + 2 * VW, n2), V_STF(mins + js + 3 * VW, n3);
+            }
         }
         for (int64_t a = a0; js < w && a < a1; a++) {
             const uint16_t *xa = x + a * inner;
@@ -272,37 +281,52 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
         r_rescale(macc, nacc, sacc, w);
         if (keepo)
             memcpy(gt + a0 / A * w, macc, (size_t)w * sizeof(float));
+        /* the strip's exps and sums, by the fast exp where every x - max of the strip in the
+           sub-block is in its range (its column min less the subtrahend: a column -inf so far
+           has min -inf and subtrahend 0, the clamped exp; a NaN lane's sum is NaN anyway), one
+           loop per choice: the choice and the prefetch's test (held in locals: c->nt reloaded
+           from memory, the stores to y may alias it) out of the a-row loop */
+#define R_STRIP_EXPS(EXP)                                                                     \
+    for (int64_t a = a0; a < a1; a++) {                                                       \
+        const uint16_t *xa = x + a * inner + j;                                               \
+        if (pfa)                                                                              \
+            for (int64_t k = 0; k < w * 2; k += 64)                                           \
+                r_prefetchw((const char *)(y + a * inner) + k);                               \
+        const V d0 = V_SUB(V_LD(xa, bf), u0), d1 = V_SUB(V_LD(xa + VW, bf), u1);              \
+        const V d2 = V_SUB(V_LD(xa + 2 * VW, bf), u2);                                        \
+        const V d3 = V_SUB(V_LD(xa + 3 * VW, bf), u3);                                        \
+        const V e0 = EXP(d0), e1 = EXP(d1), e2 = EXP(d2), e3 = EXP(d3);                       \
+        s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);                                               \
+        s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);                                               \
+        if (keepo) {                                                                          \
+            uint16_t *ya = y + a * inner + j;                                                 \
+            V_ST(ya, e0, bf), V_ST(ya + VW, e1, bf);                                          \
+            V_ST(ya + 2 * VW, e2, bf), V_ST(ya + 3 * VW, e3, bf);                             \
+        }                                                                                     \
+    }
         for (int64_t j = 0; j < js; j += 4 * VW) {
             const V u0 = V_LDF(nacc + j), u1 = V_LDF(nacc + j + VW);
             const V u2 = V_LDF(nacc + j + 2 * VW), u3 = V_LDF(nacc + j + 3 * VW);
             V s0 = V_LDF(sacc + j), s1 = V_LDF(sacc + j + VW);
             V s2 = V_LDF(sacc + j + 2 * VW), s3 = V_LDF(sacc + j + 3 * VW);
-            for (int64_t a = a0; a < a1; a++) {
-                const uint16_t *xa = x + a * inner + j;
-                /* the a-row's output lines for writing, so that their reads for ownership
-                   overlap this pass, not the outputs pass (which prefetches the next block):
-                   (64,4096,64) 1 thread cold, float16 softmax 8.3 -> 7.2 ms, log_softmax
-                   9.0 -> 7.1, bfloat16 log_softmax 9.1 -> 7.7, but bfloat16 softmax (the
-                   most arithmetic in its outputs pass) 8.7 -> 9.0: not there */
-                if (j == 0 && !c->nt && (lg || !bf || keepo))
-                    for (int64_t k = 0; k < w * 2; k += 64)
-                        r_prefetchw((const char *)(y + a * inner) + k);
-                const V d0 = V_SUB(V_LD(xa, bf), u0), d1 = V_SUB(V_LD(xa + VW, bf), u1);
-                const V d2 = V_SUB(V_LD(xa + 2 * VW, bf), u2);
-                const V d3 = V_SUB(V_LD(xa + 3 * VW, bf), u3);
-                V e0, e1, e2, e3;
-                R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3);
-                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
-                s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);
-                if (keepo) {
-                    uint16_t *ya = y + a * inner + j;
-                    V_ST(ya, e0, bf), V_ST(ya + VW, e1, bf);
-                    V_ST(ya + 2 * VW, e2, bf), V_ST(ya + 3 * VW, e3, bf);
-                }
+            /* the a-row's output lines for writing, so that their reads for ownership
+               overlap this pass, not the outputs pass (which prefetches the next block):
+               (64,4096,64) 1 thread cold, float16 softmax 8.3 -> 7.2 ms, log_softmax
+               9.0 -> 7.1, bfloat16 log_softmax 9.1 -> 7.7, but bfloat16 softmax (the
+               most arithmetic in its outputs pass) 8.7 -> 9.0: not there */
+            const int pfa = j == 0 && !nt && (lg || !bf || keepo);
+            if (R_FAST && !V_ANY_LT4(V_SUB(V_LDF(mins + j), u0),
+                                     V_SUB(V_LDF(mins + j + VW), u1),
+                                     V_SUB(V_LDF(mins + j + 2 * VW), u2),
+                                     V_SUB(V_LDF(mins + j + 3 * VW), u3), RD_NORM)) {
+                R_STRIP_EXPS(V_EXPN_F)
+            } else {
+                R_STRIP_EXPS(V_EXPN)
             }
             V_STF(sacc + j, s0), V_STF(sacc + j + VW, s1);
             V_STF(sacc + j + 2 * VW, s2), V_STF(sacc + j + 3 * VW, s3);
         }
+#undef R_STRIP_EXPS
         for (int64_t a = a0; js < w && a < a1; a++) {
             const uint16_t *xa = x + a * inner;
             for (int64_t j = js; j < w; j += VW) {
