@@ -124,7 +124,7 @@ typedef struct {
 typedef struct {
     float macc[RWMAX], sacc[RWMAX], nacc[RWMAX];
     float gt[RGTAB]; /* softmax column blocks: per sub-block and column, its max, then g */
-    float hbf[RWMAX]; /* forward column blocks: a sub-block's column min (R_FAST) */
+    float mins[RWMAX]; /* forward column blocks: a sub-block's column min (R_FAST) */
     uint16_t hb[RWMAX];
 } rcol_ws;
 

@@ -235,7 +235,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
        m_b its running max, rounded into y, and m_b kept in gt (per sub-block and column); the
        outputs pass then multiplies each by g = exp(m_b - m) / sum (gt, computed once), with no
        second exp. Not when streaming (the exps would go to memory) or when gt is too small */
-    float *gt = ws->gt, *mins = ws->hbf;
+    float *gt = ws->gt, *mins = ws->mins;
     const int nt = c->nt;
     const int keepo = !lg && !nt && (axis + A - 1) / A * w <= RGTAB;
     for (int64_t j = 0; j < w; j++)
