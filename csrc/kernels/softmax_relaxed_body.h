@@ -71,10 +71,40 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
        elements */
     const int keep = !lg && n <= RROWBUF;
     const int64_t nparts = (n + RPF_BLOCK - 1) / RPF_BLOCK;
-    V s0 = V_SET1(0.0f), s1 = s0, c0 = s0;
+    V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0, c0 = s0;
+    /* 4 vectors at a time in loops of their own, one per choice of the exp (fast or not) and
+       of keeping the exps, the output's lines prefetched for writing (one per 64 bytes): the
+       choices tested per iteration, with a prefetch per 2 vectors, cost 7 of 37 instructions
+       per 16 float16 elements at the AVX2 level */
+#define R_ROW_EXPS4(EXP, KEEP)                                                                \
+    for (; k + 4 * VW <= k1; k += 4 * VW) {                                                   \
+        for (int q = 0; q < 4 * VW * 2; q += 64)                                              \
+            r_prefetchw((const char *)(yr + k) + q);                                          \
+        const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);      \
+        const V d2 = V_SUB(V_LD(xr + k + 2 * VW, bf), vm);                                    \
+        const V d3 = V_SUB(V_LD(xr + k + 3 * VW, bf), vm);                                    \
+        const V e0 = EXP(d0), e1 = EXP(d1), e2 = EXP(d2), e3 = EXP(d3);                       \
+        s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1), s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);       \
+        if (KEEP) {                                                                           \
+            V_STF(eb + k, e0), V_STF(eb + k + VW, e1);                                        \
+            V_STF(eb + k + 2 * VW, e2), V_STF(eb + k + 3 * VW, e3);                           \
+        }                                                                                     \
+    }
     for (int64_t i = 0; i < nparts; i++) {
         const int64_t k0 = i * RPF_BLOCK, k1 = k0 + RPF_BLOCK < n ? k0 + RPF_BLOCK : n;
-        for (k = k0; k + 2 * VW <= k1; k += 2 * VW) {
+        k = k0;
+        if (!c->nt && fast) {
+            if (keep)
+                R_ROW_EXPS4(V_EXPN_F, 1)
+            else
+                R_ROW_EXPS4(V_EXPN_F, 0)
+        } else if (!c->nt) {
+            if (keep)
+                R_ROW_EXPS4(V_EXPN, 1)
+            else
+                R_ROW_EXPS4(V_EXPN, 0)
+        }
+        for (; k + 2 * VW <= k1; k += 2 * VW) {
             if (!c->nt) /* the output's lines for writing, ahead of pass 3 */
                 r_prefetchw(yr + k);
             const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);
@@ -94,7 +124,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
         }
         r_prefetch_part(pf, n * 2, i, nparts);
     }
-    float s = V_HSUM(V_ADD(s0, s1)), f;
+#undef R_ROW_EXPS4
+    float s = V_HSUM(V_ADD(V_ADD(s0, s2), V_ADD(s1, s3))), f;
     if (!lg) {
         f = 1.0f / s;
     } else if (s >= 2.0f) {
@@ -200,6 +231,13 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     float *nacc = ws->nacc;
     /* a-rows per sub-block: about RSUB_BYTES of 16-bit input, re-read from L1 */
     const int64_t A = r_sub_rows(c->W);
+    /* softmax with the exps kept in the output (keepo): each sub-block's exps exp(x - m_b),
+       m_b its running max, rounded into y, and m_b kept in gt (per sub-block and column); the
+       outputs pass then multiplies each by g = exp(m_b - m) / sum (gt, computed once), with no
+       second exp. Not when streaming (the exps would go to memory) or when gt is too small */
+    float *gt = ws->gt, *mins = ws->mins;
+    const int nt = c->nt;
+    const int keepo = !lg && !nt && (axis + A - 1) / A * w <= RGTAB;
     for (int64_t j = 0; j < w; j++)
         macc[j] = -INFINITY, sacc[j] = 0.0f;
     /* one pass over the block, a sub-block of A a-rows at a time: its column max joined to the
@@ -208,20 +246,28 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     for (int64_t a0 = 0; a0 < axis; a0 += A) {
         const int64_t a1 = a0 + A < axis ? a0 + A : axis;
         memcpy(nacc, macc, (size_t)w * sizeof(float));
-        /* strips of 4 vectors with their accumulators in registers, then the rest */
+        /* strips of 4 vectors with their accumulators in registers, then the rest; where the
+           level has a fast exp (R_FAST), each strip's column min beside its max (in mins) */
         int64_t js = 0;
         for (; js + 4 * VW <= w; js += 4 * VW) {
             V m0 = V_LDF(nacc + js), m1 = V_LDF(nacc + js + VW);
             V m2 = V_LDF(nacc + js + 2 * VW), m3 = V_LDF(nacc + js + 3 * VW);
+            V n0 = V_SET1(INFINITY), n1 = n0, n2 = n0, n3 = n0;
             for (int64_t a = a0; a < a1; a++) {
                 const uint16_t *xa = x + a * inner + js;
-                m0 = V_MAX(m0, V_LD(xa, bf));
-                m1 = V_MAX(m1, V_LD(xa + VW, bf));
-                m2 = V_MAX(m2, V_LD(xa + 2 * VW, bf));
-                m3 = V_MAX(m3, V_LD(xa + 3 * VW, bf));
+                const V x0 = V_LD(xa, bf), x1 = V_LD(xa + VW, bf);
+                const V x2 = V_LD(xa + 2 * VW, bf), x3 = V_LD(xa + 3 * VW, bf);
+                m0 = V_MAX(m0, x0), m1 = V_MAX(m1, x1), m2 = V_MAX(m2, x2), m3 = V_MAX(m3, x3);
+                if (R_FAST)
+                    n0 = V_MIN(n0, x0), n1 = V_MIN(n1, x1), n2 = V_MIN(n2, x2),
+                    n3 = V_MIN(n3, x3);
             }
             V_STF(nacc + js, m0), V_STF(nacc + js + VW, m1);
             V_STF(nacc + js + 2 * VW, m2), V_STF(nacc + js + 3 * VW, m3);
+            if (R_FAST) {
+                V_STF(mins + js, n0), V_STF(mins + js + VW, n1);
+                V_STF(mins + js + 2 * VW, n2), V_STF(mins + js + 3 * VW, n3);
+            }
         }
         for (int64_t a = a0; js < w && a < a1; a++) {
             const uint16_t *xa = x + a * inner;
@@ -233,32 +279,54 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                        w - j);
         }
         r_rescale(macc, nacc, sacc, w);
+        if (keepo)
+            memcpy(gt + a0 / A * w, macc, (size_t)w * sizeof(float));
+        /* the strip's exps and sums, by the fast exp where every x - max of the strip in the
+           sub-block is in its range (its column min less the subtrahend: a column -inf so far
+           has min -inf and subtrahend 0, the clamped exp; a NaN lane's sum is NaN anyway), one
+           loop per choice: the choice and the prefetch's test (held in locals: c->nt reloaded
+           from memory, the stores to y may alias it) out of the a-row loop */
+#define R_STRIP_EXPS(EXP)                                                                     \
+    for (int64_t a = a0; a < a1; a++) {                                                       \
+        const uint16_t *xa = x + a * inner + j;                                               \
+        if (pfa)                                                                              \
+            for (int64_t k = 0; k < w * 2; k += 64)                                           \
+                r_prefetchw((const char *)(y + a * inner) + k);                               \
+        const V d0 = V_SUB(V_LD(xa, bf), u0), d1 = V_SUB(V_LD(xa + VW, bf), u1);              \
+        const V d2 = V_SUB(V_LD(xa + 2 * VW, bf), u2);                                        \
+        const V d3 = V_SUB(V_LD(xa + 3 * VW, bf), u3);                                        \
+        const V e0 = EXP(d0), e1 = EXP(d1), e2 = EXP(d2), e3 = EXP(d3);                       \
+        s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);                                               \
+        s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);                                               \
+        if (keepo) {                                                                          \
+            uint16_t *ya = y + a * inner + j;                                                 \
+            V_ST(ya, e0, bf), V_ST(ya + VW, e1, bf);                                          \
+            V_ST(ya + 2 * VW, e2, bf), V_ST(ya + 3 * VW, e3, bf);                             \
+        }                                                                                     \
+    }
         for (int64_t j = 0; j < js; j += 4 * VW) {
             const V u0 = V_LDF(nacc + j), u1 = V_LDF(nacc + j + VW);
             const V u2 = V_LDF(nacc + j + 2 * VW), u3 = V_LDF(nacc + j + 3 * VW);
             V s0 = V_LDF(sacc + j), s1 = V_LDF(sacc + j + VW);
             V s2 = V_LDF(sacc + j + 2 * VW), s3 = V_LDF(sacc + j + 3 * VW);
-            for (int64_t a = a0; a < a1; a++) {
-                const uint16_t *xa = x + a * inner + j;
-                /* the a-row's output lines for writing, so that their reads for ownership
-                   overlap this pass, not the outputs pass (which prefetches the next block):
-                   (64,4096,64) 1 thread cold, float16 softmax 8.3 -> 7.2 ms, log_softmax
-                   9.0 -> 7.1, bfloat16 log_softmax 9.1 -> 7.7, but bfloat16 softmax (the
-                   most arithmetic in its outputs pass) 8.7 -> 9.0: not there */
-                if (j == 0 && !c->nt && (lg || !bf))
-                    for (int64_t k = 0; k < w * 2; k += 64)
-                        r_prefetchw((const char *)(y + a * inner) + k);
-                const V d0 = V_SUB(V_LD(xa, bf), u0), d1 = V_SUB(V_LD(xa + VW, bf), u1);
-                const V d2 = V_SUB(V_LD(xa + 2 * VW, bf), u2);
-                const V d3 = V_SUB(V_LD(xa + 3 * VW, bf), u3);
-                V e0, e1, e2, e3;
-                R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3);
-                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
-                s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);
+            /* the a-row's output lines for writing, so that their reads for ownership
+               overlap this pass, not the outputs pass (which prefetches the next block):
+               (64,4096,64) 1 thread cold, float16 softmax 8.3 -> 7.2 ms, log_softmax
+               9.0 -> 7.1, bfloat16 log_softmax 9.1 -> 7.7, but bfloat16 softmax (the
+               most arithmetic in its outputs pass) 8.7 -> 9.0: not there */
+            const int pfa = j == 0 && !nt && (lg || !bf || keepo);
+            if (R_FAST && !V_ANY_LT4(V_SUB(V_LDF(mins + j), u0),
+                                     V_SUB(V_LDF(mins + j + VW), u1),
+                                     V_SUB(V_LDF(mins + j + 2 * VW), u2),
+                                     V_SUB(V_LDF(mins + j + 3 * VW), u3), RD_NORM)) {
+                R_STRIP_EXPS(V_EXPN_F)
+            } else {
+                R_STRIP_EXPS(V_EXPN)
             }
             V_STF(sacc + j, s0), V_STF(sacc + j + VW, s1);
             V_STF(sacc + j + 2 * VW, s2), V_STF(sacc + j + 3 * VW, s3);
         }
+#undef R_STRIP_EXPS
         for (int64_t a = a0; js < w && a < a1; a++) {
             const uint16_t *xa = x + a * inner;
             for (int64_t j = js; j < w; j += VW) {
@@ -270,6 +338,10 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                     V_STFN(sacc + j, V_ADD(V_LDFN(sacc + j, l), e), l);
                 else
                     V_STF(sacc + j, V_ADD(V_LDF(sacc + j), e));
+                if (keepo && l < VW)
+                    V_STN(y + a * inner + j, e, l, bf);
+                else if (keepo)
+                    V_ST(y + a * inner + j, e, bf);
             }
         }
     }
@@ -313,6 +385,47 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
         }
     } else {
         r_recip_n(sacc, w);
+    }
+    if (keepo) {
+        /* g = exp(m_b - m) / sum per sub-block and column (m_b == m: exactly 1 / sum; a column
+           -inf until the sub-block: 0, its exps 0; all -inf: NaN, as the exps' 0 * inf) */
+        for (int64_t b = 0; b * A < axis; b++) {
+            float *g = gt + b * w;
+            for (int64_t j = 0; j < w; j += VW) {
+                const int64_t l = w - j < VW ? w - j : VW;
+                const V m = l < VW ? V_LDFN(macc + j, l) : V_LDF(macc + j);
+                const V f = l < VW ? V_LDFN(sacc + j, l) : V_LDF(sacc + j);
+                const V e = V_MUL(V_EXP(V_SUB(l < VW ? V_LDFN(g + j, l) : V_LDF(g + j), m)), f);
+                if (l < VW)
+                    V_STFN(g + j, e, l);
+                else
+                    V_STF(g + j, e);
+            }
+        }
+        /* pass 3: y = its exp * g, in place from L2 */
+        for (int64_t a = 0; a < axis; a++) {
+            uint16_t *ya = y + a * inner;
+            const float *g = gt + a / A * w;
+            int64_t j = 0;
+            for (; j + 4 * VW <= w; j += 4 * VW) {
+                const V v0 = V_MUL(V_LD(ya + j, bf), V_LDF(g + j));
+                const V v1 = V_MUL(V_LD(ya + j + VW, bf), V_LDF(g + j + VW));
+                const V v2 = V_MUL(V_LD(ya + j + 2 * VW, bf), V_LDF(g + j + 2 * VW));
+                const V v3 = V_MUL(V_LD(ya + j + 3 * VW, bf), V_LDF(g + j + 3 * VW));
+                V_ST(ya + j, v0, bf), V_ST(ya + j + VW, v1, bf);
+                V_ST(ya + j + 2 * VW, v2, bf), V_ST(ya + j + 3 * VW, v3, bf);
+            }
+            for (; j < w; j += VW) {
+                const int64_t l = w - j < VW ? w - j : VW;
+                if (l < VW)
+                    V_STN(ya + j, V_MUL(V_LDN(ya + j, l, bf, 0), V_LDFN(g + j, l)), l, bf);
+                else
+                    V_ST(ya + j, V_MUL(V_LD(ya + j, bf), V_LDF(g + j)), bf);
+            }
+            if (pf)
+                r_prefetch_run(pf + a * inner, pfw * 2);
+        }
+        return;
     }
     /* pass 3: outputs */
     for (int64_t a = 0; a < axis; a++) {
@@ -358,10 +471,22 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
 }
 
 
-/* A block of a short axis (axis <= RSMALL): one column vector at a time, its axis values held
-   in xv (registers / L1) through max, exp and output, so that each element is read from memory
-   once and its exp computed once; the columns RPF_COLS ahead prefetched a line per a-row.
-   Stored normally even when c->nt: runs of VW elements cannot be streamed in whole lines. */
+/* log-softmax's log of the sum of a short-axis column vector (r_lse_st, a vector loop): s
+   each lane's sum of exps, t that of its non-max terms */
+static inline __attribute__((always_inline)) ATTR V SFX(small_lse)(V s, V t)
+{
+    float ss[VW], tt[VW];
+    V_STF(ss, s), V_STF(tt, t);
+    r_lse_st(ss, tt, VW);
+    return V_LDF(ss);
+}
+
+/* A block of a short axis (axis <= RSMALL): column vectors, two at a time (two independent
+   exp chains, half the loop overhead) then one, their axis values held in xv / xw (registers /
+   L1) through max, exp and output, so that each element is read from memory once and its exp
+   computed once; the columns RPF_COLS ahead prefetched a line per a-row. log-softmax sums
+   every exp and those of the non-max terms (see r_lse_st). Stored normally even when c->nt: runs of
+   VW elements cannot be streamed in whole lines. */
 static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     const rfwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
 {
@@ -369,8 +494,57 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     const int64_t axis = c->axis, inner = c->inner;
     const uint16_t *x = (const uint16_t *)c->x + base;
     uint16_t *y = (uint16_t *)c->y + base;
-    V xv[RSMALL];
-    for (int64_t j = 0; j < w; j += VW) {
+    V xv[RSMALL], xw[RSMALL];
+    int64_t j = 0;
+    for (; j + 2 * VW <= w; j += 2 * VW) {
+        if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
+            for (int64_t a = 0; a < axis; a++) {
+                __builtin_prefetch(x + a * inner + j + RPF_COLS, 0, 3);
+                r_prefetchw(y + a * inner + j + RPF_COLS);
+            }
+        V m0 = V_SET1(-INFINITY), m1 = m0, n0 = V_SET1(INFINITY), n1 = n0;
+        for (int64_t a = 0; a < axis; a++) {
+            const uint16_t *p = x + a * inner + j;
+            xv[a] = V_LD(p, bf), xw[a] = V_LD(p + VW, bf);
+            m0 = V_MAX(m0, xv[a]), m1 = V_MAX(m1, xw[a]);
+            if (R_FAST)
+                n0 = V_MIN(n0, xv[a]), n1 = V_MIN(n1, xw[a]);
+        }
+        /* the fast exp where every x - max of both column vectors is in its range */
+        const int fast = R_FAST && !V_ANY_LT(V_SUB(n0, m0), RD_NORM) &&
+                         !V_ANY_LT(V_SUB(n1, m1), RD_NORM);
+        V s0 = V_SET1(0.0f), s1 = s0, t0 = s0, t1 = s0, f0, f1;
+        if (fast) {
+            for (int64_t a = 0; a < axis; a++) {
+                const V d0 = V_SUB(xv[a], m0), d1 = V_SUB(xw[a], m1);
+                const V e0 = V_EXPN_F(d0), e1 = V_EXPN_F(d1);
+                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+                if (lg)
+                    t0 = V_ADD_NE0(t0, d0, e0), t1 = V_ADD_NE0(t1, d1, e1);
+                xv[a] = lg ? d0 : e0, xw[a] = lg ? d1 : e1;
+            }
+        } else {
+            for (int64_t a = 0; a < axis; a++) {
+                const V d0 = V_SUB(xv[a], m0), d1 = V_SUB(xw[a], m1);
+                const V e0 = V_EXPN(d0), e1 = V_EXPN(d1);
+                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+                if (lg)
+                    t0 = V_ADD_NE0(t0, d0, e0), t1 = V_ADD_NE0(t1, d1, e1);
+                xv[a] = lg ? d0 : e0, xw[a] = lg ? d1 : e1;
+            }
+        }
+        if (lg) {
+            f0 = SFX(small_lse)(s0, t0), f1 = SFX(small_lse)(s1, t1);
+        } else {
+            f0 = V_DIV(V_SET1(1.0f), s0), f1 = V_DIV(V_SET1(1.0f), s1);
+        }
+        for (int64_t a = 0; a < axis; a++) {
+            uint16_t *d = y + a * inner + j;
+            V_ST(d, lg ? V_SUB(xv[a], f0) : V_MUL(xv[a], f0), bf);
+            V_ST(d + VW, lg ? V_SUB(xw[a], f1) : V_MUL(xw[a], f1), bf);
+        }
+    }
+    for (; j < w; j += VW) {
         const int64_t l = w - j < VW ? w - j : VW;
         if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
             for (int64_t a = 0; a < axis; a++) {
@@ -386,25 +560,15 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
         }
         /* the fast exp where every x - max of the column vector is in its range */
         const int fast = R_FAST && !V_ANY_LT(V_SUB(mn, m), RD_NORM);
-        V s = V_SET1(0.0f), k = s, f;
+        V s = V_SET1(0.0f), t = s, f;
         for (int64_t a = 0; a < axis; a++) {
             const V d = V_SUB(xv[a], m), e = fast ? V_EXPN_F(d) : V_EXPN(d);
-            if (lg) {
-                k = V_CNT_EQ0(k, d), s = V_ADD_NE0(s, d, e);
-                xv[a] = d;
-            } else {
-                s = V_ADD(s, e);
-                xv[a] = e;
-            }
+            s = V_ADD(s, e);
+            if (lg)
+                t = V_ADD_NE0(t, d, e);
+            xv[a] = lg ? d : e;
         }
-        if (lg) {
-            float kk[VW], ss[VW];
-            V_STF(kk, k), V_STF(ss, s);
-            r_lse_n(kk, ss, VW);
-            f = V_LDF(ss);
-        } else {
-            f = V_DIV(V_SET1(1.0f), s);
-        }
+        f = lg ? SFX(small_lse)(s, t) : V_DIV(V_SET1(1.0f), s);
         for (int64_t a = 0; a < axis; a++) {
             const V v = lg ? V_SUB(xv[a], f) : V_MUL(xv[a], f);
             uint16_t *d = y + a * inner + j;
