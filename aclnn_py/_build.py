@@ -5,9 +5,10 @@ source includes, so the two cannot drift. Run by setuptools through ``cffi_modul
 which calls ``ffibuilder()``; importing this module has no side effects, so the tests that
 compile C programs of their own (tests/test_kernels_c.py) take the compiler and flags from here.
 
-The core is built for Linux / POSIX with gcc or clang. Floating-point contraction is switched
-off by the kernel files that rely on it (a pragma at their top), not by a flag here, so they keep
-it off whatever flags compile them; C11 mode (-std=c11) leaves it off elsewhere as well.
+The core is built for Linux / POSIX with gcc or clang. Floating-point contraction (a*b + c fused
+into one rounding) is off everywhere: by -ffp-contract=off here (gcc's -std=c11 implies it, clang
+contracts within a statement by default), and by a pragma at the top of the kernel files that
+rely on it, so they keep it off whatever flags compile them.
 """
 
 from __future__ import annotations
@@ -84,8 +85,10 @@ def sanitizer() -> str:
 def compile_args(san: str | None = None) -> list[str]:
     """Flags for every C source of the core (after the interpreter's own CFLAGS, so they win).
     ``san``: a SANITIZERS key, "" for the optimised build, None for what the environment asks.
-    Never -march: target clones (csrc/kernels/vecmath.h) pick the vector width at load time."""
-    common = ["-std=c11", "-Wall", "-Wextra", "-fno-math-errno", "-pthread"]
+    Never -march: the kernels carry each ISA level's code in target attributes
+    (csrc/kernels/vecmath.h's ACLK_LEVELS, cvt_x86.h) and pick one at load time (isa.c)."""
+    common = ["-std=c11", "-ffp-contract=off", "-Wall", "-Wextra", "-fno-math-errno",
+              "-pthread"]
     san = sanitizer() if san is None else san
     if san:
         return ["-O1", "-g", *common, *SANITIZERS[san]]

@@ -6,9 +6,12 @@
 //
 // prints, per round, "full <us> <cpu us>" (phase 1 + phase 2 + aclrtSynchronizeStream, a
 // single-use executor each time) and "relaunch <us> <cpu us>" (aclnnSoftmaxBackward on a
-// repeatable executor + aclrtSynchronizeStream): the mean over REPS iterations of the elapsed
-// time and of the calling thread's CPU time, then "check <max abs error>" against a
-// double-precision golden of the last result. Exit status 1 on any failing call.
+// repeatable executor + aclrtSynchronizeStream) and "fresh <us> <cpu us>" (the full path on
+// tensors created for the call and destroyed after it: aclCreateTensor x 3, phase 1, phase 2,
+// synchronize, aclDestroyTensor x 3, so phase 1 never finds an entry and runs in Python): the
+// mean over REPS iterations of the elapsed time and of the calling thread's CPU time, then
+// "check <max abs error>" against a double-precision golden of the last result. Exit status 1
+// on any failing call.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -86,9 +89,31 @@ int main(int argc, char **argv)
             CHECK(aclrtSynchronizeStream(nullptr));
         }
         double t2 = now_us(), c2 = cpu_us();
+        const int fresh_reps = reps / 4 > 0 ? reps / 4 : 1;
+        for (int i = 0; i < fresh_reps; i++) {
+            aclTensor *fg = aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape,
+                                            1, dg);
+            aclTensor *fy = aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape,
+                                            1, dy);
+            aclTensor *fo = aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, ACL_FORMAT_ND, shape,
+                                            1, dout);
+            if (!fg || !fy || !fo) {
+                fprintf(stderr, "aclCreateTensor failed\n");
+                return 1;
+            }
+            aclOpExecutor *ex = nullptr;
+            CHECK(aclnnSoftmaxBackwardGetWorkspaceSize(fg, fy, -1, fo, &ws, &ex));
+            CHECK(aclnnSoftmaxBackward(nullptr, ws, ex, nullptr));
+            CHECK(aclrtSynchronizeStream(nullptr));
+            CHECK(aclDestroyTensor(fg));
+            CHECK(aclDestroyTensor(fy));
+            CHECK(aclDestroyTensor(fo));
+        }
+        double t3 = now_us(), c3 = cpu_us();
         if (round >= 0)
-            printf("full %.4f %.4f\nrelaunch %.4f %.4f\n", (t1 - t0) / reps, (c1 - c0) / reps,
-                   (t2 - t1) / reps, (c2 - c1) / reps);
+            printf("full %.4f %.4f\nrelaunch %.4f %.4f\nfresh %.4f %.4f\n", (t1 - t0) / reps,
+                   (c1 - c0) / reps, (t2 - t1) / reps, (c2 - c1) / reps, (t3 - t2) / fresh_reps,
+                   (c3 - c2) / fresh_reps);
     }
     CHECK(aclrtMemcpy(out, sizeof out, dout, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST));
     double dot = 0.0, err = 0.0;

@@ -7,7 +7,10 @@ for a lower one, and every level gives the same bytes.
   payloads, signaling NaN, +-inf, subnormals, +-0, the extremes; every float16 / bfloat16 bit
   pattern; lengths and offsets that take the vector loops' heads and tails; outputs large enough
   for non-temporal stores) gives byte-identical outputs at every available level and thread
-  count. Each level runs in a subprocess of its own, since the level is fixed at load.
+  count, but for the sign and payload of the softmax family's NaNs, which the compiler picks per
+  level. Each level runs in a subprocess of its own, since the level is fixed at load.
+- A forced level runs that level's code in every kernel built once per level (vecmath.h's
+  ACLK_LEVELS), and no function of the core is picked by the CPU (ifunc) beyond its reach.
 - tests/c/cvt_exhaustive.c: the level's float16 / bfloat16 conversions against the scalar ones
   of dtype.h over every 16-bit and every float32 input.
 """
@@ -82,7 +85,8 @@ def test_isa_name_reflects_the_override_and_falls_back(levels):
 
 
 # The kernels on fixed inputs, run in a subprocess at one level and thread count: prints a JSON
-# object of sha256 digests of every output, plus the level's name.
+# object {"raw": sha256 digests of every output and the level's name, "nan": the digests with
+# every NaN made one quiet NaN}.
 KERNELS_CODE = r'''
 import hashlib, json, sys
 import ml_dtypes
@@ -98,20 +102,22 @@ out = {"isa": ffi.string(lib.aclk_isa_name()).decode()}
 P = ffi.from_buffer
 
 
-# "nan": every NaN of a float output hashed as one quiet NaN (the digests for other
-# architectures than x86: a NaN's sign and payload are the hardware's choice, see PINNED_NAN)
-NAN_CANONICAL = len(sys.argv) > 3 and sys.argv[3] == "nan"
+# out[name]: the output's sha256; nan[name]: the same with every NaN of a float output hashed as
+# one quiet NaN (a NaN's sign and payload are the hardware's and the compiler's choice, see
+# PINNED_NAN)
+nan = {}
 
 
 def digest(name, a):
     a = np.ascontiguousarray(a)
-    if NAN_CANONICAL and (a.dtype.kind == "f" or a.dtype == BF16):
+    out[name] = hashlib.sha256(a.view(np.uint8).tobytes()).hexdigest()
+    if a.dtype.kind == "f" or a.dtype == BF16:
         a = a.copy()
         bits = a.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
         quiet = {np.dtype(np.float16): 0x7E00, BF16: 0x7FC0, np.dtype(np.float32): 0x7FC00000,
                  np.dtype(np.float64): 0x7FF8000000000000}[a.dtype]
         bits[np.isnan(a.astype(np.float64))] = quiet
-    out[name] = hashlib.sha256(a.view(np.uint8).tobytes()).hexdigest()
+    nan[name] = hashlib.sha256(a.view(np.uint8).tobytes()).hexdigest()
 
 
 F32_SPECIAL_BITS = [
@@ -259,16 +265,15 @@ if BIG:
             assert lib.aclk_softmax_bwd(CODE[dt], P(g), P(y), P(r), rows, 4096, 1, lg) == 0
             digest(f"softmax_bwd big rows {dt} log={lg}", r)
 
-print(json.dumps(out))
+print(json.dumps({"raw": out, "nan": nan}))
 '''
 
 # bytes of the big outputs: above half of a 32 MiB last-level cache (non-temporal stores there)
 BIG = 18 << 20
 
 
-def _digests(level: str | None, threads: int) -> dict[str, str]:
-    lines = _python(KERNELS_CODE, level, str(threads), str(BIG), "raw" if X86 else "nan",
-                    timeout=600).splitlines()
+def _digests(level: str | None, threads: int) -> dict[str, dict[str, str]]:
+    lines = _python(KERNELS_CODE, level, str(threads), str(BIG), timeout=600).splitlines()
     return json.loads(lines[-1])
 
 
@@ -277,18 +282,37 @@ def level_digests(levels) -> dict:
     runs = {(lv, 1): _digests(lv, 1) for lv in levels}
     runs[(levels[-1], 3)] = _digests(levels[-1], 3)
     for (lv, _), d in runs.items():
-        assert d.pop("isa") == lv
+        assert d["raw"].pop("isa") == lv
     return runs
 
 
+# The outputs whose NaNs may differ in sign and payload between levels (every other bit the
+# same): the softmax family's. Its vector code is the compiler's at each level (vecmath.h's
+# ACLK_LEVELS), and of two NaN operands x86 keeps the first, which the compiler may commute
+# per level; where several NaNs meet (a row's max and sum, grad * y) each level keeps its own.
+# Hard sigmoid and the casts keep every bit at every level.
+NAN_PAYLOAD_MAY_DIFFER = ("softmax_fwd ", "softmax_bwd ")
+
+
+def _compare(want_raw, want_nan, d, what, exact):
+    """d's digests against the wanted ones: the NaN-canonical ones all equal, the raw ones too
+    but for NaN_PAYLOAD_MAY_DIFFER's outputs unless exact"""
+    assert d["raw"].keys() == want_raw.keys() == want_nan.keys() == d["nan"].keys(), what
+    diff = [k for k in want_nan if want_nan[k] != d["nan"][k]]
+    assert not diff, f"{what}: {len(diff)} outputs differ beyond NaN payloads: {diff[:8]}"
+    diff = [k for k in want_raw if want_raw[k] != d["raw"][k]
+            and (exact or not k.startswith(NAN_PAYLOAD_MAY_DIFFER))]
+    assert not diff, f"{what}: {len(diff)} outputs differ in their NaNs' bits: {diff[:8]}"
+
+
 def test_every_level_gives_the_same_bytes(level_digests):
+    """Every level and thread count gives the bytes of the first level (generic, 1 thread), the
+    softmax family's NaN signs and payloads aside."""
     (base_key, base), *others = level_digests.items()
-    assert len(base) > 1000
-    for key, d in others:
-        assert d.keys() == base.keys()
-        diff = [k for k in base if base[k] != d[k]]
-        assert not diff, (f"ACLNN_EMU_ISA={key[0]} with {key[1]} threads differs from "
-                          f"{base_key[0]} with 1 thread in {len(diff)} outputs: {diff[:8]}")
+    assert len(base["raw"]) > 1000
+    for (lv, threads), d in others:
+        _compare(base["raw"], base["nan"], d, f"ACLNN_EMU_ISA={lv} with {threads} threads "
+                 f"(against {base_key[0]} with 1 thread)", exact=lv == base_key[0])
 
 
 # The strict kernels' output bytes, pinned: the digests of KERNELS_CODE's outputs as the strict
@@ -297,23 +321,101 @@ def test_every_level_gives_the_same_bytes(level_digests):
 # "strict keeps today's bits" true at every level and thread count, whatever later kernel work
 # (relaxed paths, shared helpers) changes. A deliberate change of strict bits must say so and
 # re-pin (python -c "import test_isa ..." as in the commit that made the file).
+# The raw digests are the avx512 level's, which is the code every level ran on the machine that
+# made them (then the softmax family's float32 kernels were target clones picked by the CPU):
+# avx512 keeps every bit of them, the other levels every bit but the softmax family's NaN signs
+# and payloads (NAN_PAYLOAD_MAY_DIFFER).
 PINNED = Path(__file__).resolve().parent / "data" / "strict_digests.json"
-# Elsewhere (aarch64) the same digests with every NaN made one quiet NaN: IEEE 754 leaves a
-# NaN's sign and payload to the hardware, and x86 and Arm differ there (an invalid operation
-# gives x86's 0xFFC00000 and Arm's 0x7FC00000; of two NaN operands they keep different ones),
-# while every other bit is the same. Made on x86-64 from the build whose raw digests are
-# PINNED's (KERNELS_CODE with "nan" as its third argument).
+# The same digests with every NaN made one quiet NaN, which every level on every architecture
+# keeps: IEEE 754 leaves a NaN's sign and payload to the hardware, and x86 and Arm differ there
+# (an invalid operation gives x86's 0xFFC00000 and Arm's 0x7FC00000; of two NaN operands they
+# keep different ones), while every other bit is the same. Made on x86-64 from the build whose
+# raw digests are PINNED's (KERNELS_CODE's "nan" digests).
 PINNED_NAN = Path(__file__).resolve().parent / "data" / "strict_digests_nan.json"
 
 
 def test_strict_bits_are_pinned_at_every_level(level_digests):
-    pinned = json.loads((PINNED if X86 else PINNED_NAN).read_text())
+    pinned_nan = json.loads(PINNED_NAN.read_text())
+    # elsewhere than x86 only the NaN-canonical digests are pinned
+    pinned = json.loads(PINNED.read_text()) if X86 else pinned_nan
     assert len(pinned) > 1000
     for (lv, threads), d in level_digests.items():
-        assert d.keys() == pinned.keys(), (lv, threads)
-        diff = [k for k in pinned if pinned[k] != d[k]]
-        assert not diff, (f"ACLNN_EMU_ISA={lv} with {threads} threads: {len(diff)} strict outputs "
-                          f"changed their bytes: {diff[:8]}")
+        if not X86:
+            d = {"raw": d["nan"], "nan": d["nan"]}
+        _compare(pinned, pinned_nan, d, f"{lv} level with {threads} threads",
+                 exact=lv == "avx512" or not X86)
+
+
+# --------------------------------------------- a forced level runs that level's code ----
+# The kernels built once per level (vecmath.h's ACLK_LEVELS: the 32-bit compute of the softmax
+# family and SoftmaxEx's float32 compute) report the level whose code ran
+# (emu_test_isa_ran()): ACLNN_EMU_ISA must reach them, on every path (rows, long rows, column
+# blocks, batched small slabs; forward and backward; float32 and float16), from the pool's
+# worker threads too.
+REACH_CODE = r'''
+import json, sys
+import numpy as np
+from aclnn_py._emu import ffi, lib
+
+P = ffi.from_buffer
+lib.aclk_set_num_threads(2)
+out = {"before": lib.emu_test_isa_ran()}
+rng = np.random.default_rng(1)
+for dt, code in ((np.float32, 0), (np.float16, 1)):
+    # (outer, axis, inner): rows, rows longer than 8192, column blocks, small slabs batched
+    for shape in ((64, 100, 1), (4, 9000, 1), (4, 40, 13), (64, 4, 3)):
+        x = rng.standard_normal(shape).astype(dt)
+        y, r = np.empty_like(x), np.empty_like(x)
+        for lg in (0, 1):
+            assert lib.aclk_softmax_fwd(code, P(x), P(y), *shape, lg) == 0
+            out[f"fwd {dt.__name__} {shape} log={lg}"] = lib.emu_test_isa_ran()
+            assert lib.aclk_softmax_bwd(code, P(x), P(y), P(r), *shape, lg) == 0
+            out[f"bwd {dt.__name__} {shape} log={lg}"] = lib.emu_test_isa_ran()
+p = ffi.new("emu_softmax_ex_args *")
+p.outer, p.axis, p.inner, p.ndim, p.dim = 64, 100, 1, 2, 1
+p.shape[0], p.shape[1] = 64, 100
+p.src_scale = p.dst_scale = 1.0
+p.n_post, p.post[0].alg = 1, 1  # relu
+x = rng.standard_normal((64, 100)).astype(np.float32)
+y = np.empty_like(x)
+assert lib.aclk_softmax_ex(p, 0, P(x), ffi.NULL, 0, P(y)) == 0
+out["softmax_ex float32 relu"] = lib.emu_test_isa_ran()
+out["after"] = lib.emu_test_isa_ran()
+print(json.dumps(out))
+'''
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_forced_level_runs_its_own_code(level, levels):
+    if level not in levels:
+        pytest.skip(f"this CPU has no {level}")
+    ran = json.loads(_python(REACH_CODE, level).splitlines()[-1])
+    # -1: none ran (before the first call; each read forgets the last)
+    assert ran.pop("before") == ran.pop("after") == -1, ran
+    assert len(ran) == 33
+    wrong = {k: LEVELS[v] if v >= 0 else "none" for k, v in ran.items()
+             if v != LEVELS.index(level)}
+    assert not wrong, f"ACLNN_EMU_ISA={level}: these kernels ran other code: {wrong}"
+
+
+def test_no_function_of_the_core_is_picked_by_the_cpu():
+    """No ifunc in the core (gcc's target_clones make one per function, resolved by the CPU when
+    the library loads, beyond ACLNN_EMU_ISA's reach): no IRELATIVE relocation, no IFUNC
+    symbol."""
+    if not X86 or platform.system() != "Linux":
+        pytest.skip("x86-64 Linux (ELF) only")
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("no readelf (binutils)")
+    core = _python("import aclnn_py._emu as m; print(m.__file__)", None).strip()
+    relocs = subprocess.run([readelf, "-rW", core], capture_output=True, text=True,
+                            timeout=60).stdout
+    syms = subprocess.run([readelf, "-sW", core], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "emu_test_isa_ran" in syms and "R_X86_64_" in relocs  # readelf read the core
+    assert "IRELATIV" not in relocs, [ln for ln in relocs.splitlines() if "IRELATIV" in ln]
+    ifuncs = [ln for ln in syms.splitlines() if " IFUNC " in ln]
+    assert not ifuncs, ifuncs
 
 
 # ------------------------------------------------------------- exhaustive conversions ----

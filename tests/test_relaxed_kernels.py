@@ -226,7 +226,10 @@ def check_all(dname: str, seed: int = 0, shapes=SHAPES) -> None:
         check_fwd(dname, x, f"{shape} {scale}")
         check_bwd(dname, g, x, f"{shape} {scale}")
     xs = special_cases(dname)
-    for x in (xs[:, :, None], np.ascontiguousarray(xs.T)[None, :, :]):
+    # the first 16 of each special row (all its special elements) over a short axis: the
+    # short-axis column path, its column vectors in pairs, alone and partial (44 columns)
+    short = np.tile(np.ascontiguousarray(xs[:, :16].T), (1, 4))[None, :, :]
+    for x in (xs[:, :, None], np.ascontiguousarray(xs.T)[None, :, :], short):
         check_fwd(dname, np.ascontiguousarray(x), f"special {x.shape}")
         g = data(dname, x.shape, "n1", rng)
         check_bwd(dname, g, np.ascontiguousarray(x), f"special {x.shape}")
@@ -343,6 +346,38 @@ def test_nan_beside_far_value(dname):
     check_nan_beside_far(dname)
 
 
+def check_fast_exp_fallback(dname: str) -> None:
+    """log_softmax_backward's fast exp (the AVX2 level) is tried first and checked after (the
+    running min and max of y), a part with a y outside its range computed again with the
+    clamped exp, and the rest of the chunk with it: the outputs of the other slices keep the
+    same bits as in a call without the far ones, and those beside a far y meet the bound.
+    Rows of 3 pieces (the far y in the second), column blocks and short-axis pairs; chunks of
+    3 slices, every third with a far y (-200, or 95: above the range)."""
+    dt = DT[dname][1]
+    rng = np.random.default_rng(31)
+    for shape, at in (((48, 2500, 1), (1500, 0)), ((48, 40, 64), (20, 37)),
+                      ((48, 16, 48), (9, 20))):
+        x = rng.normal(0.0, 1.0, size=shape)
+        xm = x - x.max(axis=1, keepdims=True)
+        y = (xm - np.log(np.exp(xm).sum(axis=1, keepdims=True))).astype(dt)
+        g = data(dname, shape, "n1", rng)
+        far = np.arange(shape[0]) % 3 == 1
+        y[far, at[0], at[1]] = np.where(np.arange(far.sum()) % 2 == 0, -200.0, 95.0).astype(dt)
+        out = bwd(dname, g, y, 1)
+        near = ~far
+        alone = bwd(dname, np.ascontiguousarray(g[near]), np.ascontiguousarray(y[near]), 1)
+        assert out[near].tobytes() == alone.tobytes(), f"{dname} {shape}"
+        low = np.flatnonzero(far)[::2]  # the -200 slices
+        ref, big = ref_bwd(g[low], y[low], 1)
+        err = bwd_err(dname, out[low], ref, big)
+        assert err <= 1.0, f"far y {dname} {shape}: {err} x {EPS_BWD[dname]} max|term|"
+
+
+@pytest.mark.parametrize("dname", sorted(DT))
+def test_fast_exp_fallback(dname):
+    check_fast_exp_fallback(dname)
+
+
 ISA_CODE = """
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -355,6 +390,7 @@ for d in ("float16", "bfloat16"):
     t.check_all(d, seed=7, shapes=shapes)
     t.check_running_max(d)
     t.check_nan_beside_far(d)
+    t.check_fast_exp_fallback(d)
 print("ok")
 """
 

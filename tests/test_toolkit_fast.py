@@ -1,10 +1,11 @@
-"""The toolkit's C paths (docs/c_api.md, "Fast paths"): aclrtSynchronizeStream and phase 2 of an
-executor with a launch record run in C, without the interpreter; every refusal keeps the Python
-API's code and message (docs/two_phase_api.md, docs/return_codes.md), and a diagnostic that
-wraps the API sees every call."""
+"""The toolkit's C paths (docs/c_api.md, "Fast paths"): aclrtSynchronizeStream, phase 2 of an
+executor with a launch record and a repeated phase 1 of a built-in operator run in C, without the
+interpreter; every refusal keeps the Python API's code and message (docs/two_phase_api.md,
+docs/return_codes.md), and a diagnostic that wraps the API sees every call."""
 
 from __future__ import annotations
 
+import re
 import sysconfig
 from pathlib import Path
 
@@ -115,3 +116,113 @@ def test_a_diagnostic_sees_every_call(program, toolkit):
     phase2 = [ln for ln in lines if "aclnn_py.api: aclnnSoftmaxBackward(" in ln]
     sync = [ln for ln in lines if "aclnn_py.api: aclrtSynchronizeStream(" in ln]
     assert len(phase2) >= 17 and len(sync) >= 11, (len(phase2), len(sync))
+
+
+# ------------------------------------------------------------------- phase 1 in C ----------
+
+def _goldens() -> dict:
+    """float64 goldens of tests/toolkit/fast_phase1.cpp's operators over its inputs."""
+    g = 0.5 * np.arange(8, dtype=np.float64) - 2.0
+    y = np.arange(1, 9, dtype=np.float64) / 36.0
+    x = np.arange(8, dtype=np.float64) - 3.5
+    e = np.exp(x - x.max())
+    softmax = e / e.sum()
+    hs = np.clip(x / 6.0 + 0.5, 0.0, 1.0)
+    return {
+        "softmax_backward": (g - (g * y).sum()) * y,
+        "softmax": softmax,
+        "log_softmax": np.log(softmax),
+        "log_softmax_backward": g - np.exp(y) * g.sum(),
+        "hardsigmoid": hs,
+        "hardsigmoid_backward": np.where((x > -3.0) & (x < 3.0), g / 6.0, 0.0),
+        "inplace": np.clip(hs / 6.0 + 0.5, 0.0, 1.0),  # twice in place
+    }
+
+
+@pytest.fixture(scope="module")
+def phase1_program(toolkit, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fast_phase1")
+    return compile_program(toolkit, HERE / "fast_phase1.cpp", tmp / "fast_phase1", True,
+                           "-std=c++11", "-Wall", "-Wextra", "-Werror", "-pthread"), tmp
+
+
+def _normalised(out: str) -> list[str]:
+    """The program's lines without what differs between runs: addresses, the PID, which path
+    made an executor, and how far the race loops got."""
+    lines = []
+    for line in out.splitlines():
+        if line.startswith(("made_in_c ", "race_ok ", "exrace ")):
+            continue
+        line = re.sub(r"0x[0-9a-f]+", "ADDR", line)
+        lines.append(re.sub(r"PID: \d+", "PID", line))
+    return lines
+
+
+@needs_shared
+def test_phase1_in_c(phase1_program, toolkit):
+    """The second phase 1 of each built-in operator is C's (a C-made handle), its result is the
+    float64 golden's, and every executor C made answers every later call as a Python-made one:
+    relaunched, destroyed, reused, rejected by another operator, launched through Python."""
+    code, text, out = run(phase1_program, toolkit)
+    made = {name: int(v) for name, v in
+            (line.split()[1:] for line in out.splitlines() if line.startswith("made_in_c "))}
+    for name, want in _goldens().items():
+        got = np.array([float(v) for v in text[name].split()[1:]])
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-7, err_msg=name)
+        assert made[name + "_1" if name != "inplace" else "inplace_1"] == 0, name
+        assert made[name + "_2" if name != "inplace" else "inplace_2"] == 1, name
+    for name in ("rep_out", "blocking_out", "final_out"):
+        got = np.array([float(v) for v in text[name].split()[1:]])
+        np.testing.assert_allclose(got, _goldens()["softmax_backward"], rtol=2e-6, atol=2e-7,
+                                   err_msg=name)
+    for name in ("rep", "destroy", "once", "wrong", "blocking", "back_b", "fork_pending",
+                 "final"):
+        assert made[name] == 1, name
+    # what makes C miss: a dim, an environment value or an address C had no entry for
+    for name in ("dim", "env", "back"):
+        assert made[name] == 0, name
+    for name in ("rep_repeatable", "rep_relaunch", "rep_destroy", "destroy_unused", "once_run",
+                 "blocking_run", "env_run", "back_run_b", "freed_entry_sync",
+                 "destroyed_sync", "race_sync", "exrace_sync", "fork_run", "child_destroy",
+                 "child_exit", "parent_destroy", "final_sync", "finalize"):
+        assert code[name] == 0, (name, text[name])
+    assert code["rep_after_destroy"] == ACLNN_ERR_PARAM_NULLPTR
+    assert "already destroyed by aclDestroyAclOpExecutor" in text["rep_after_destroy"]
+    assert code["destroy_again"] == ACLNN_ERR_INNER
+    assert code["once_again"] == ACLNN_ERR_PARAM_NULLPTR
+    assert "already consumed by aclnnSoftmaxBackward" in text["once_again"]
+    for name in ("once_repeatable_late", "once_destroy"):
+        assert code[name] == ACLNN_ERR_INNER and "consumed by aclnnSoftmaxBackward" in text[name]
+    assert code["wrong_operator"] == ACLNN_ERR_PARAM_INVALID
+    assert "built by aclnnSoftmaxBackwardGetWorkspaceSize" in text["wrong_operator"]
+    assert "consumed by aclnnSoftmax (which rejected" in text["wrong_again"]
+    assert code["blocking_again"] == ACLNN_ERR_PARAM_NULLPTR
+    assert code["child_reuse"] == ACLNN_ERR_PARAM_NULLPTR  # consumed before the fork
+    assert "already consumed by aclnnSoftmaxBackward" in text["child_reuse"]
+    # Python's answers where C has none
+    assert code["null_ws"] == ACLNN_ERR_PARAM_NULLPTR and "workspaceSize is null" in text["null_ws"]
+    assert code["null_ex"] == ACLNN_ERR_PARAM_NULLPTR and "executor is null" in text["null_ex"]
+    assert code["bad_dim"] == ACLNN_ERR_PARAM_INVALID and "Dim 1 is out of range" in text["bad_dim"]
+    assert code["moved_phase1"] == ACLNN_ERR_PARAM_INVALID
+    assert "not aligned to its 4-byte elements" in text["moved_phase1"]
+    assert code["freed_phase1"] == ACLNN_ERR_PARAM_INVALID
+    assert "freed by aclrtFree" in text["freed_phase1"]
+    for name in ("destroyed_phase1", "race_last", "race_after"):
+        assert code[name] == ACLNN_ERR_PARAM_INVALID, name
+        assert "Tensor gradOutput was already destroyed by aclDestroyTensor" in text[name], name
+    # the races: launches until the tensor went; every executor launched or destroyed first
+    assert code["race_ok"] > 0
+    launched = code["exrace"]  # "exrace launched destroyed_first destroy_ok destroy_consumed odd"
+    destroyed_first, destroy_ok, destroy_consumed, odd = map(int, text["exrace"].split())
+    assert odd == 0 and launched + destroyed_first == 3000
+    assert destroy_ok == destroyed_first and destroy_consumed == launched
+
+
+@needs_shared
+def test_phase1_in_c_answers_as_python(phase1_program, toolkit):
+    """The same program with a diagnostic on (the error log: every call goes to Python) prints
+    the same codes, messages and values, line by line."""
+    _, _, fast = run(phase1_program, toolkit)
+    _, _, slow = run(phase1_program, toolkit, ASCEND_GLOBAL_LOG_LEVEL="3")
+    assert " 1" not in "".join(ln for ln in slow.splitlines() if ln.startswith("made_in_c "))
+    assert _normalised(fast) == _normalised(slow)

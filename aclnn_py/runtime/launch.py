@@ -121,10 +121,12 @@ C_ENTRY_POINTS = ("emu_stream_launch", "emu_stream_synchronize", "emu_host_task_
 
 
 def c_entry_points() -> dict[str, int]:
-    """The addresses of :data:`C_ENTRY_POINTS`, and ``task_size``: sizeof(emu_task)."""
+    """The addresses of :data:`C_ENTRY_POINTS`, ``task_size`` (sizeof(emu_task)) and
+    ``free_epoch`` (emu_mem_free_epoch, for the toolkit's phase 1 in C)."""
     out = {name: int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
            for name in C_ENTRY_POINTS}
     out["task_size"] = ffi.sizeof("emu_task")
+    out["free_epoch"] = int(ffi.cast("uintptr_t", ffi.addressof(lib, "emu_mem_free_epoch")))
     return out
 
 

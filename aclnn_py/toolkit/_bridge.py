@@ -388,6 +388,8 @@ def aclDestroy(api_p, handle: int) -> int:
     ret = fn(obj)
     if ret == 0 and handle:
         handles.retire(handle)
+    if handles is TENSORS or handles is TENSOR_LISTS:
+        lib.emb_p1_clear()  # C's phase 1 must not find the tensor any more
     return ret
 
 
@@ -476,14 +478,18 @@ def aclGetRawTensorAddr(handle: int, out) -> int:
 
 @_callback("aclSetRawTensorAddr", ACLNN_ERR_INNER)
 def aclSetRawTensorAddr(handle: int, addr: int) -> int:
-    return _tensor_call("aclSetRawTensorAddr", handle,
-                        lambda t: (None, aclnn.aclSetRawTensorAddr(t, addr)))[1]
+    ret = _tensor_call("aclSetRawTensorAddr", handle,
+                       lambda t: (None, aclnn.aclSetRawTensorAddr(t, addr)))[1]
+    lib.emb_p1_clear()  # the tensor's address is part of C's phase-1 entries
+    return ret
 
 
 def _executor(api: str, handle: int, code: int) -> tuple[Optional[aclOpExecutor], int]:
     """(executor or None for 0, 0), or (None, recorded ``code``) for an unknown handle."""
     if handle in _RECORDED and lib.emb_consumed_count():
         _drain()  # C may have consumed it: Python's state first
+    if handle & _CMADE_MASK == _CMADE_BITS and handle not in EXECUTORS.live:
+        _materialize(handle)  # made by C's phase 1: its object first
     try:
         return EXECUTORS.get("executor", handle), 0
     except Unknown as exc:
@@ -527,6 +533,7 @@ def aclSetTensorAddr(api_p, handle: int, index: int, tensor_h: int, addr: int) -
     ret = getattr(aclnn, api)(executor, index, tensor, addr)
     if ret == 0 and executor is not None and handle in _RECORDED:
         _rebind(handle, executor)
+    lib.emb_p1_clear()  # the tensor moved: C's phase-1 entries naming it go
     return ret
 
 
@@ -575,8 +582,13 @@ def phase1(api_p, ntensors: int, tensors_p, dim: int, ws_out, ex_out) -> int:
                 return record(api, ACLNN_ERR_PARAM_INVALID, str(exc))
         args.append(tensor)
     if not _fast[0]:  # a diagnostic wraps the API: its function, as it is now
-        fn = getattr(aclnn, api)
-    return _phase1_out(api, fn(*args), ws_out, ex_out)
+        return _phase1_out(api, getattr(aclnn, api)(*args), ws_out, ex_out)
+    gen, epoch = lib.emb_p1_generation(), acl_runtime.free_epoch()  # before the checks
+    env = _p1_env()
+    ret = _phase1_out(api, fn(*args), ws_out, ex_out)
+    if ret == 0 and ex_out[0] in _RECORDED:
+        _p1_enter(key, op.name, tensors_p, ntensors, dim, epoch, gen, env, ex_out[0])
+    return ret
 
 
 def _phase1_out(api: str, result: tuple, ws_out, ex_out) -> int:
@@ -686,6 +698,110 @@ def _drain() -> None:
             return
 
 
+# ----------------------------------------------------- phase 1 in C (src/ascendcl.cpp) -----
+# A phase 1 Python answered leaves an entry in C (_p1_enter), from which C answers the same call
+# while nothing it depends on changed; Python keeps the entry's objects by its id (_P1) until C
+# says it is gone, and makes a C-made executor's object when a call it answers names one
+# (_materialize).
+
+_CMADE_BITS = EXECUTORS.base | (1 << 43)  # C's executor handles: the table's, bit 43 set
+_CMADE_MASK = (0xFF << 48) | (0xF << 44) | (1 << 43)
+_P1: dict[int, tuple] = {}  # entry id -> (op, plan, templates, inputs, outputs, device)
+_P1_IDS = iter(range(1, 1 << 62))
+_P1_LOCK = threading.Lock()
+_P1_ENV_KEYS = ("ACLNN_EMU_SOC", "ACLNN_EMU_ACCUMULATION")  # the order of src/ascendcl.cpp's
+_DEAD = [None]  # emb_p1_dead_take's buffer, made at the first use
+
+
+def _p1_env() -> tuple:
+    """What phase 1 reads of the environment, as C is to compare it: (checks, values)."""
+    from .. import config
+
+    checks, values = [], []
+    for key in _P1_ENV_KEYS:
+        if config.override(key) is not None:  # aclInit's file: a change clears the entries
+            checks.append(0)
+            values.append(ffi.NULL)
+            continue
+        value = os.environ.get(key)
+        checks.append(1)
+        values.append(ffi.NULL if value is None else value.encode("utf-8", "surrogateescape"))
+    return checks, values
+
+
+def _p1_enter(key: bytes, op: str, tensors_p, ntensors: int, dim: int, epoch: int, gen: int,
+              env: tuple, handle: int) -> None:
+    """An entry in C for the phase 1 that made the executor of ``handle`` (just recorded)."""
+    ex = EXECUTORS.live.get(handle)
+    if ex is None or ex.host is not None or ex.dynamic or ntensors > 8:
+        return
+    with _P1_LOCK:
+        _p1_forget()
+        pid = next(_P1_IDS)
+        _P1[pid] = (ex.op, ex.plan, ex.templates, tuple(ex.inputs), tuple(ex.outputs),
+                    ex.device)
+        checks, values = env
+        if not lib.emb_p1_set(key, op.encode(), ntensors, tensors_p, dim, epoch, gen,
+                              ex.templates, ex.ntasks, ex.bases, ex.ws_slot + 1, ex.ws_slot,
+                              ex.plan.ws_size, ex.device, pid, checks, *values):
+            del _P1[pid]
+
+
+def _p1_forget() -> None:
+    """Drop the objects of the entries C freed (under _P1_LOCK)."""
+    buf = _DEAD[0]
+    if buf is None:
+        buf = _DEAD[0] = ffi.new("int64_t[]", 256)
+    while True:
+        n = lib.emb_p1_dead_take(buf, 256)
+        for pid in ffi.unpack(buf, n):
+            _P1.pop(pid, None)
+        if n < 256:
+            return
+
+
+def _materialize(handle: int) -> None:
+    """The object of a C-made executor Python has none for: its record's (READY, bound as the
+    record is), or a consumed one's when C consumed it (kept as a retired handle). Nothing when C
+    does not know the handle (the caller's lookup then answers)."""
+    pid, nbases = ffi.new("int64_t *"), ffi.new("int32_t *")
+    bases, op_p = ffi.new("uintptr_t[]", 32), ffi.new("char **")
+    with _P1_LOCK:
+        if handle in EXECUTORS.live or EXECUTORS.lookup(handle)[0] is not None:
+            return
+        state = lib.emb_cmade_peek(handle, pid, bases, nbases, op_p)
+        if state == 0:
+            return
+        if state == 2:  # consumed by C's phase 2 before Python knew it
+            ex = _consumed_executor(ffi.string(op_p[0]).decode())
+            EXECUTORS.live[handle] = ex
+            EXECUTORS.retire(handle)
+            return
+        op, plan, templates, inputs, outputs, device = _P1[pid[0]]
+        ex = aclOpExecutor(op, plan, list(inputs), list(outputs), device, templates)
+        n = len(inputs)
+        values = ffi.unpack(bases, nbases[0])
+        ex.in_addrs = list(values[:n])
+        ex.out_addrs = list(values[n:n + len(outputs)])
+        ex.rebind()
+        EXECUTORS.live[handle] = ex
+        _RECORDED.add(handle)
+        if not lib.emb_cmade_mark(handle):  # C launched it meanwhile: consumed, as C says
+            _RECORDED.discard(handle)
+            ex.state = CONSUMED
+            ex.consumed_by = op
+            EXECUTORS.retire(handle)
+
+
+def _consumed_executor(op: str) -> aclOpExecutor:
+    from ..plan import Plan
+
+    ex = aclOpExecutor(op, Plan(), [], [], -1)
+    ex.state = CONSUMED
+    ex.consumed_by = op
+    return ex
+
+
 def _rebind(handle: int, executor: aclOpExecutor) -> None:
     lib.emb_record_rebind(handle, executor.bases, executor.ws_slot + 1)
 
@@ -707,15 +823,24 @@ def _refresh_fast() -> None:
     _fast[0] = on
     if lib is not None:
         lib.emb_fast_enable(1 if on else 0)
+        lib.emb_p1_clear()  # phase 1 may answer otherwise now
 
 
 def _forget_records() -> None:
-    _RECORDED.clear()  # fork(): the child's C table is empty (src/ascendcl.cpp)
+    _RECORDED.clear()  # fork(): the child's C tables are empty (src/ascendcl.cpp)
+    _P1.clear()
 
 
 def _before_fork() -> None:
-    if lib is not None and lib.emb_consumed_count():
+    if lib is None:
+        return
+    if lib.emb_consumed_count():
         _drain()  # the child sees the executors C consumed as consumed
+    # the child has Python objects for the executors C made (C's records go at the fork)
+    cap = lib.emb_record_count() + 64
+    buf = ffi.new("uintptr_t[]", cap)
+    for h in ffi.unpack(buf, lib.emb_cmade_pending(buf, cap)):
+        _materialize(h)
 
 
 def _fast_setup() -> None:
@@ -724,6 +849,7 @@ def _fast_setup() -> None:
 
     core = rt_launch.c_entry_points()
     lib.emb_fast_setup(*(core[name] for name in rt_launch.C_ENTRY_POINTS), core["task_size"])
+    lib.emb_p1_setup(core["free_epoch"], EXECUTORS.base)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(before=_before_fork, after_in_child=_forget_records)
     config.on_change.append(_refresh_fast)
@@ -1031,6 +1157,7 @@ def aclSetDynamicTensorAddr(handle: int, ir_index: int, relative_index: int, lis
     ret = aclnn.aclSetDynamicTensorAddr(executor, ir_index, relative_index, tensors, addr)
     if ret == 0 and executor is not None and handle in _RECORDED:
         _rebind(handle, executor)
+    lib.emb_p1_clear()  # a tensor moved: C's phase-1 entries naming it go
     return ret
 
 

@@ -214,6 +214,20 @@ int emb_record_repeatable(uintptr_t handle);
 int emb_consumed_take(uintptr_t *out, int cap);
 int64_t emb_consumed_count(void);
 int64_t emb_record_count(void);
+void emb_p1_setup(uintptr_t free_epoch, uintptr_t ex_base);
+uint64_t emb_p1_generation(void);
+void emb_p1_clear(void);
+int emb_p1_set(const char *api, const char *op, int32_t n, const uintptr_t *tensors, int64_t dim,
+               uint64_t free_epoch, uint64_t gen, const void *templates, int32_t ntasks,
+               const uintptr_t *bases, int32_t nbases, int32_t ws_slot, uint64_t ws_size,
+               int32_t device, int64_t id, const int32_t *env_check, const char *env0,
+               const char *env1);
+int emb_p1_dead_take(int64_t *out, int cap);
+int64_t emb_p1_count(void);
+int emb_cmade_peek(uintptr_t handle, int64_t *id, uintptr_t *bases, int32_t *nbases,
+                   const char **op);
+int emb_cmade_mark(uintptr_t handle);
+int emb_cmade_pending(uintptr_t *out, int cap);
 """
 
 def _init_code(package: Path = PACKAGE, executable: str = sys.executable) -> str:

@@ -95,6 +95,11 @@ int emu_test_pool_workers(void);
 /* The instruction-set level the kernels were dispatched to at load ("generic", "avx2",
    "avx512"). */
 const char *aclk_isa_name(void);
+/* Testing hook: the level (0 generic, 1 avx2, 2 avx512) whose code the last kernel built once
+   per level ran (kernels/vecmath.h's ACLK_LEVELS: the chunks of the softmax family's 32-bit
+   compute and of SoftmaxEx's float32 compute, its post-ops), -1 if none ran since the last
+   call (each call forgets it). */
+int emu_test_isa_ran(void);
 /* The last-level cache this CPU shares, in bytes (kernels/isa.c): sysfs's cpu0 cache index3
    (the cache of its core complex), else sysconf, else 32 MiB. Outputs above half of it are
    written with non-temporal stores (kernels and benchmark floor alike). */

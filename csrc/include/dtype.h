@@ -45,8 +45,8 @@
 
 #include "aclnn_emu.h" /* the dtype codes ACLK_F32, ... */
 
-/* gcc and clang: forced inline, so that each target clone of a kernel (see vecmath.h) gets
-   its own copy of every helper at its vector width */
+/* gcc and clang: forced inline, so that each per-level version of a kernel (vecmath.h's
+   ACLK_LEVELS) gets its own copy of every helper at its vector width */
 #define ACLK_INLINE static inline __attribute__((always_inline))
 
 /* ------------------------------------------------------------------------- bit casts ---- */
@@ -235,6 +235,10 @@ ACLK_INLINE int32_t aclk_f64_to_i32(double x)
 #define ACLK_ISA_AVX512 2 /* AVX-512 F + BW + DQ + VL */
 
 int aclk_isa_level(void);
+
+/* The level whose code the last function built per level ran (vecmath.h's ACLK_LEVELS), -1
+   before any did; emu_test_isa_ran() returns it and sets it back to -1. */
+extern int aclk_isa_ran;
 
 /* 1 when an output of this many bytes should be written with non-temporal stores: larger than
    half the last-level cache, and the level has such stores (never at "generic") */

@@ -32,7 +32,7 @@
 
 /* Floating-point contraction off for this file (before any #include, so that the inline
  * helpers of the headers get it too): x*a + b must be two roundings, not one fused
- * multiply-add, wherever the compiler may use FMA (-march with FMA, -mfma, target clones).
+ * multiply-add, wherever the compiler may use FMA (-march with FMA, -mfma, target attributes).
  * Fused, l differs in its last bit for many x, which changes forward outputs (alpha = 1/6,
  * beta = 1/2, x = nextafter(-3, 0): l = 2^-25 rounded twice, 0x1.aaaaacp-26 fused) and, for
  * some alpha and beta, the backward mask (alpha = 0.2, beta = 0.5, x = nextafter(2.5, 0):

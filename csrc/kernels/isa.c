@@ -145,6 +145,13 @@ int aclk_isa_level(void)
     return g_level;
 }
 
+int aclk_isa_ran = -1;
+
+int emu_test_isa_ran(void)
+{
+    return __atomic_exchange_n(&aclk_isa_ran, -1, __ATOMIC_RELAXED);
+}
+
 const char *aclk_isa_name(void)
 {
     return NAMES[aclk_isa_level()];

@@ -56,8 +56,8 @@
  */
 
 /* Floating-point contraction off for this file (before any #include, so that the inline
- * helpers of the headers get it too): the target clones (vecmath.h) give bit-identical results
- * only if no multiply-add is fused, FMA being available in the AVX-512 clone alone, and the
+ * helpers of the headers get it too): the per-level versions (vecmath.h's ACLK_LEVELS) give
+ * bit-identical results only if no multiply-add is fused, FMA being in some levels only, and the
  * accuracy of aclk_exp_f32 / aclk_log_f32 is measured without it. gcc ignores
  * "#pragma STDC FP_CONTRACT" in C (gcc 12), hence its own pragma. */
 #if defined(__clang__)
@@ -82,7 +82,7 @@
 
 /* ------------------------------------------------------------------- reductions ----
  * Reductions of a whole row into LANES fixed accumulators (lane = index mod LANES), which gcc
- * keeps in vector registers. The lane count is fixed, not the vector width, so every clone adds
+ * keeps in vector registers. The lane count is fixed, not the vector width, so every level adds
  * in the same order. */
 #define LANES 16
 
@@ -251,7 +251,7 @@ ACLK_INLINE void prefetch_run(const blk_t *b, int dt, const void *p, int64_t off
 
 /* Largest slab (axis*inner elements) that is batched, forward and backward; rows (inner == 1)
  * longer than the *_ROW limits take the row path (fwd_rows / bwd_rows) instead. Measured on
- * float32 with 4M elements (x86-64, AVX-512 clone): against the unbatched paths, batching wins
+ * float32 with 4M elements (x86-64, AVX-512 code): against the unbatched paths, batching wins
  * by up to ~10x for rows of 2..16 and for slabs up to ~100 with inner > 1 in the forward pass;
  * in the backward pass (two gathers and one scatter against cheap arithmetic) only for tiny
  * slabs. */
@@ -482,7 +482,7 @@ typedef struct {
 
 /* Rows of at most ROWBUF elements: each is read from memory once (widened into xb for 16-bit
    types), its exps kept in eb, and written once. */
-ACLK_CLONES static void fwd_rows_chunk(void *ctx, int64_t r0, int64_t r1)
+ACLK_LEVELS(fwd_rows_chunk, (void *ctx, int64_t r0, int64_t r1), (ctx, r0, r1))
 {
     const fwd_args *c = (const fwd_args *)ctx;
     float xb[ROWBUF], eb[ROWBUF];
@@ -513,7 +513,7 @@ ACLK_CLONES static void fwd_rows_chunk(void *ctx, int64_t r0, int64_t r1)
 
 /* Rows longer than ROWBUF, in SEG chunks: max, exp + sum, then the exps recomputed and
    normalised (the row is read three times; from cache when it fits there). */
-ACLK_CLONES static void fwd_long_rows_chunk(void *ctx, int64_t r0, int64_t r1)
+ACLK_LEVELS(fwd_long_rows_chunk, (void *ctx, int64_t r0, int64_t r1), (ctx, r0, r1))
 {
     const fwd_args *c = (const fwd_args *)ctx;
     float xbuf[SEG], ebuf[SEG];
@@ -658,7 +658,7 @@ ACLK_INLINE void fwd_block(const fwd_args *c, int64_t o, int64_t i0, blk_t b, fw
     }
 }
 
-ACLK_CLONES static void fwd_cols_chunk(void *ctx, int64_t t0, int64_t t1)
+ACLK_LEVELS(fwd_cols_chunk, (void *ctx, int64_t t0, int64_t t1), (ctx, t0, t1))
 {
     const fwd_args *c = (const fwd_args *)ctx;
     fwd_ws ws;
@@ -676,7 +676,7 @@ ACLK_CLONES static void fwd_cols_chunk(void *ctx, int64_t t0, int64_t t1)
 }
 
 /* groups of B small slabs, gathered into one column block, computed in place, scattered */
-ACLK_CLONES static void fwd_batch_chunk(void *ctx, int64_t g0, int64_t g1)
+ACLK_LEVELS(fwd_batch_chunk, (void *ctx, int64_t g0, int64_t g1), (ctx, g0, g1))
 {
     const fwd_args *c = (const fwd_args *)ctx;
     fwd_ws ws;
@@ -1286,7 +1286,7 @@ ACLK_INLINE int out_direct(const bwd_args *c)
 /* rows of at most ROWBUF elements: grad and y widened once (16-bit types) into row buffers, or
    read in place (float32; the row stays in L1/L2 between the two passes); s = dot(grad, y) or
    sum(grad), then out in SEG pieces */
-ACLK_CLONES static void bwd_short_rows_chunk(void *ctx, int64_t r0, int64_t r1)
+ACLK_LEVELS(bwd_short_rows_chunk, (void *ctx, int64_t r0, int64_t r1), (ctx, r0, r1))
 {
     const bwd_args *c = (const bwd_args *)ctx;
     float gb[ROWBUF], yb[ROWBUF], obuf[SEG];
@@ -1329,7 +1329,7 @@ ACLK_CLONES static void bwd_short_rows_chunk(void *ctx, int64_t r0, int64_t r1)
 }
 
 /* rows longer than ROWBUF: the same in SEG pieces, each read twice */
-ACLK_CLONES static void bwd_rows_chunk(void *ctx, int64_t r0, int64_t r1)
+ACLK_LEVELS(bwd_rows_chunk, (void *ctx, int64_t r0, int64_t r1), (ctx, r0, r1))
 {
     const bwd_args *c = (const bwd_args *)ctx;
     float gbuf[SEG], ybuf[SEG], obuf[SEG];
@@ -1845,7 +1845,7 @@ ACLK_INLINE void bwd_block(const bwd_args *c, int64_t o, int64_t i0, blk_t b, bw
     }
 }
 
-ACLK_CLONES static void bwd_cols_chunk(void *ctx, int64_t t0, int64_t t1)
+ACLK_LEVELS(bwd_cols_chunk, (void *ctx, int64_t t0, int64_t t1), (ctx, t0, t1))
 {
     const bwd_args *c = (const bwd_args *)ctx;
     bwd_ws ws;
@@ -1872,7 +1872,7 @@ ACLK_CLONES static void bwd_cols_chunk(void *ctx, int64_t t0, int64_t t1)
         aclk_nt_fence();
 }
 
-ACLK_CLONES static void bwd_batch_chunk(void *ctx, int64_t g0, int64_t g1)
+ACLK_LEVELS(bwd_batch_chunk, (void *ctx, int64_t g0, int64_t g1), (ctx, g0, g1))
 {
     const bwd_args *c = (const bwd_args *)ctx;
     bwd_ws ws;

@@ -2,7 +2,7 @@
  * softmax_common.h: the pieces the softmax-family kernels share (softmax.c, the strict kernels;
  * softmax_ex.c, oneDNN's attributes; softmax_relaxed.c, the relaxed kernels): the replica folds
  * of the column reductions and the dispatch of a function specialised on (bfloat16, log) as
- * constants. Static inline, so each file (and each of its target clones) gets its own copy at
+ * constants. Static inline, so each file (and each of its per-level versions) gets its own copy at
  * its vector width; every fold adds or compares in a fixed order, so sharing them changes no
  * bit (tests/data/strict_digests.json pins the strict kernels' outputs). Include after the
  * contraction-off pragmas of the including file.

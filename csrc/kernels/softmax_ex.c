@@ -545,8 +545,9 @@ ACLK_INLINE float hsig_f32(float v, float al, float be)
     return aclk_sel_f32(t < 0.0f, 0.0f, t);
 }
 
-ACLK_CLONES static void post_f32(int alg, float al, float be, float *restrict d,
-                                 const float *restrict s, int64_t n)
+ACLK_LEVELS(post_f32,
+            (int alg, float al, float be, float *restrict d, const float *restrict s, int64_t n),
+            (alg, al, be, d, s, n))
 {
     const float c = (float)SQRT_2_OVER_PI, r2 = (float)SQRT1_2;
     switch (alg) {
@@ -840,7 +841,7 @@ ACLK_INLINE void item_f32(const ex_ctx *c, int64_t o, int64_t i0, blk_t b, ws_f3
     }
 }
 
-ACLK_CLONES static void chunk_f32(void *ctx, int64_t t0, int64_t t1)
+ACLK_LEVELS(chunk_f32, (void *ctx, int64_t t0, int64_t t1), (ctx, t0, t1))
 {
     const ex_ctx *c = (const ex_ctx *)ctx;
     ws_f32 ws;
@@ -975,9 +976,9 @@ static void chunk_f64(void *ctx, int64_t t0, int64_t t1)
  * the output's separate scale and store loops, a libm log1p per column of a short axis); then
  * up to 1.6x on rows (512 float64 lanes set up, folded and copied per row).
  * Levels: AVX-512 and AVX2 intrinsics (target attributes, cvt_x86.h), with their tails shorter
- * than a vector in the scalar table loops (i8_*_tab, the same bits); the portable level (built
- * as ACLK_CLONES) looks the exps up in scalar loops on x86 and computes them with the vector
- * exp elsewhere (see i8_sums_g). inf_as_zero does nothing here (no int8 is -inf). */
+ * than a vector in the scalar table loops (i8_*_tab, the same bits); the portable level
+ * (chunk_i8_gen, built for the baseline only) looks the exps up in scalar loops on x86 and
+ * computes them with the vector exp elsewhere (see i8_sums_g). inf_as_zero does nothing here (no int8 is -inf). */
 
 typedef struct {
     int8_t mx[SEG], mn[SEG];
@@ -1650,7 +1651,7 @@ I8_CHUNK(chunk_i8_avx512, ACLK_TARGET_AVX512, i8_row_512, i8_sums_512, i8_out_51
    2 and 3 (softmax): up to KEEP elements, or a whole slab (inner <= SEG, which cannot be
    narrowed) of up to KEEP_SLAB, as softmax.c's float32 kernel keeps them */
 #define KEEP_SLAB 262144
-ACLK_CLONES static void chunk_i8_gen(void *ctx, int64_t t0, int64_t t1)
+static void chunk_i8_gen(void *ctx, int64_t t0, int64_t t1) /* generic level only (i8_chunk) */
 {
     const ex_ctx *c = (const ex_ctx *)ctx;
     const int8_t *x = (const int8_t *)c->x;

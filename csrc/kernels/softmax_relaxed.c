@@ -9,19 +9,22 @@
  * differ between levels (never between thread counts):
  *   - exp: one-constant range reduction d = n*ln2 + r (n = round(d/ln2), r by one fused
  *     multiply-add at the vector levels; the ln2 constant's own error is below 2^-28 of the
- *     result for |n| <= 217), a minimax polynomial for exp(r) on [-ln2/2, ln2/2] (forward
- *     operators at the vector levels: degree 3, relative error 1.0e-4, at most 0.2 ulp of
- *     float16; log_softmax_backward and the generic level: degree 4, 2.9e-6, whose error
- *     counts against the tighter backward bound), then the scaling by 2^n:
+ *     result for |n| <= 217), a minimax polynomial for exp(r) on [-ln2/2, ln2/2] (every
+ *     operator at the vector levels: degree 3, relative error 1.0e-4, at most 0.2 ulp of
+ *     float16, and for log_softmax_backward 0.1 of its bound 2^-10 of the largest term, the
+ *     output's own rounding at most 0.5 of it; the generic level: degree 4, 2.9e-6), then the
+ *     scaling by 2^n:
  *     vscalefps at the AVX-512 level, two exact power-of-two multiplies elsewhere (both round
  *     once into the subnormal range, which bfloat16 outputs reach). d is clamped to
  *     [-150, 100] first (NaN kept), so -inf gives +0 and no int conversion sees an infinity.
  *     The AVX2 level's fast exp (V_EXPN_F / V_EXP_F) where every argument of a row (its min,
- *     found with the max), a 4-vector column strip, a short-axis column vector or a
- *     log_softmax_backward vector pair (rows, column blocks) is in [RD_NORM, RD_FHI] (checked
- *     by a compare per vector: see r2_any_lt4): no clamp, and n added to
- *     p's exponent field (2 operations instead of 8), the same bits (the product is a normal
- *     float32 there, exact either way).
+ *     found with the max), a 4-vector column strip or a short-axis column vector is in
+ *     [RD_NORM, RD_FHI] (checked by a compare per vector: see r2_any_lt4): no clamp, and n
+ *     added to p's exponent field (2 operations instead of 8), the same bits (the product is a
+ *     normal float32 there, exact either way). log_softmax_backward (V_EXPB_F) takes it first
+ *     and checks after: the running min and max of y over a row's piece, a column block or
+ *     a short-axis column pair; a y out of the range computes that part again with the
+ *     clamped exp, and the rest of the chunk with it.
  * bfloat16 outputs at the AVX2 level round to nearest with ties away from zero (u + 0x8000, the
  * top half: 2 operations; half an ulp as round-to-even, which the other levels use).
  *   - sums in float32 in several vector accumulators (the forward sum is at most n, its
@@ -33,6 +36,10 @@
  *     column blocks sum all the exps first and take lse = log(s) when s >= 2 (every output then
  *     at least log 2 from 0, log(s) as accurate as softmax's 1/s), the split only below 2 (or
  *     NaN) in a second exp pass (column blocks: over the column vectors that need it, from L2);
+ *     short-axis column vectors sum the non-max exps t beside s (a compare and a masked add)
+ *     and take log1p(t) where s < 2 (one max term then), one vector log per column vector
+ *     (r_lse_st): their sums fall below 2 too often for a second pass (uniform [-4, 4) over an
+ *     axis of 16: most vectors have such a lane);
  *   - softmax_backward out = (g - s)*y (one rounding fewer, no cancellation beyond the
  *     operator's own), log_softmax_backward out = g - s*exp(y) (fused at the vector levels).
  * Special values as the strict kernels: a NaN anywhere in a slice reaches every output through
@@ -55,12 +62,15 @@
  * (r_rescale: the accurate float32 exp, so each rise costs ~1 float32 ulp of the sum), then the
  * sub-block's exps from L1; 4-vector strips of columns keep their accumulators in registers
  * (the arrays' store-load chains through every a-row cost more than the loads). Softmax blocks
- * recompute the exp in the outputs pass; keeping it was measured (1 thread, hot, minima): in
- * a float32 buffer (1 MiB, beside the 512 KiB input block and the next one's prefetch in a
- * 2 MiB L2), (1, 4096, 64) float16 0.079 -> 0.078 ms, (4, 4096, 64) bfloat16 0.39 -> 0.36;
- * rounded into the output (16 bits, re-read by the outputs pass), (4, 4096, 64) 0.35 -> 0.36
- * float16, 0.39 -> 0.42 bfloat16, and up to 1.53 ulp instead of 0.79 (the exp rounded to 16
- * bits before the product is). Chunks of items
+ * keep their exps in the output (not when streaming it, nor when a block has more than RGTAB
+ * sub-blocks x columns: those recompute the exp in the outputs pass): the sum pass rounds
+ * e = exp(x - m_b) into y (m_b the running max of its sub-block, so e <= 1) and the outputs
+ * pass multiplies it in place, from L2, by g = exp(m_b - m) / sum (one per sub-block and
+ * column, computed with the accurate exp). The rounding of e is half an ulp of e, and below
+ * float16's normal range half an ulp absolute, which g <= 1 only shrinks: with the product's
+ * rounding at most 1.7 ulp of the output (measured 1.52 float16, 1.46 bfloat16, against
+ * 0.79 with the second exp); at the AVX2 level 6.4 -> 4.4 instructions per element for float16
+ * softmax over dim 1 of (4, 4096, 64), 7.2 -> 5.7 bfloat16. Chunks of items
  * depend on the shape only (aclk_pool.h), so the bits do not depend on the thread count.
  * Outputs larger than half the LLC (aclk_use_nt) are streamed from a small buffer.
  */
@@ -93,6 +103,8 @@
 #define RCHUNK 262144  /* elements per parallel chunk */
 #define RCHUNK_FCOLS 1048576 /* forward and log_softmax_backward column blocks (long axis): each
                                 prefetches the next */
+#define RGTAB 4096     /* sub-blocks x columns of a softmax column block that keeps its exps
+                          in the output */
 #define RSMALL 32      /* axes up to this long: one column vector at a time, in registers */
 #define RPF_COLS 512   /* columns ahead prefetched by the short-axis blocks */
 #define F16_NEG_INF 0xFC00u
@@ -114,6 +126,8 @@ typedef struct {
 
 typedef struct {
     float macc[RWMAX], sacc[RWMAX], nacc[RWMAX];
+    float gt[RGTAB]; /* softmax column blocks: per sub-block and column, its max, then g */
+    float mins[RWMAX]; /* forward column blocks: a sub-block's column min (R_FAST) */
     uint16_t hb[RWMAX];
 } rcol_ws;
 
@@ -159,6 +173,21 @@ ACLK_INLINE void r_lse_n(const float *restrict k, float *restrict s, int64_t n)
 {
     for (int64_t j = 0; j < n; j++)
         s[j] = r_lse(k[j], s[j]);
+}
+
+/* log-softmax's log of the sum of n short-axis columns, s[q] the sum of every exp of column q
+   and t[q] that of its non-max terms: log(s) where s >= 2 (every output then at least log 2
+   from 0: as accurate as softmax's 1/s), else log1p(t) (the max terms are exactly 1 each, so
+   s < 2 means one of them; NaN: NaN) as r_log1p, log(1 + t) * (t / ((1 + t) - 1)). One log per
+   column, straight-line (mask selects): a loop of VW columns vectorises. */
+ACLK_INLINE void r_lse_st(float *restrict s, const float *restrict t, int n)
+{
+    for (int q = 0; q < n; q++) {
+        const int big = s[q] >= 2.0f;
+        const float w = 1.0f + t[q], wm = w - 1.0f;
+        const float l = aclk_log_f32(aclk_sel_f32(big, s[q], w));
+        s[q] = aclk_sel_f32(big, l, aclk_sel_f32(wm == 0.0f, t[q], l * (t[q] / wm)));
+    }
 }
 
 ACLK_INLINE void r_recip_n(float *s, int64_t n)
@@ -305,6 +334,11 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_HMAX(v) (v)
 #define V_HMIN(v) (v)
 #define R_STREAM(d, s, n) memcpy((d), (s), (size_t)(n) * 2)
+#define V_EXPB(d) r_exp_generic(d)
+#define V_EXPB_F(d) r_exp_generic(d)
+#define V_FMAB(a, b, c) ((a) * (b) + (c))
+#define V_LD2B(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 1, bf))
+#define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 1, v1, bf))
 #include "softmax_relaxed_body.h"
 
 #if defined(ACLK_X86)
@@ -499,6 +533,71 @@ ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
     return _mm256_add_ps(s, _mm256_andnot_ps(eq, e));
 }
 
+/* log_softmax_backward's exp (any d, NaN kept): r2_exp with the forward operators' degree-3
+   polynomial (relative error 1.0e-4: 0.1 of the backward bound 2^-10 of the largest term, with
+   the output's rounding at most 0.5 of it) */
+ACLK_AVX2_INLINE __m256 r2_exp_b(__m256 d)
+{
+    d = _mm256_max_ps(_mm256_set1_ps(RD_LO), d);
+    d = _mm256_min_ps(_mm256_set1_ps(RD_HI), d);
+    const __m256 k = _mm256_fmadd_ps(d, _mm256_set1_ps(RLOG2E), _mm256_set1_ps(RMAGIC));
+    const __m256 n = _mm256_sub_ps(k, _mm256_set1_ps(RMAGIC));
+    const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(RLN2), d);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(RF3), r, _mm256_set1_ps(RF2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RF1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(k), _mm256_set1_epi32(0x4B400000));
+    const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i b = _mm256_set1_epi32(127);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, b), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, b), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+/* r2_exp_b for d in [RD_NORM, RD_FHI] or NaN: no clamp, 2^n added to p's exponent field (n in
+   [-125, 127], p * 2^n a normal float32: the same bits as r2_exp_b's two multiplies); a 16-bit
+   input's NaN stays NaN (its low 13 bits are 0, so k << 23 is 0) */
+ACLK_AVX2_INLINE __m256 r2_exp_b_fast(__m256 d)
+{
+    const __m256 k = _mm256_fmadd_ps(d, _mm256_set1_ps(RLOG2E), _mm256_set1_ps(RMAGIC));
+    const __m256 n = _mm256_sub_ps(k, _mm256_set1_ps(RMAGIC));
+    const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(RLN2), d);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(RF3), r, _mm256_set1_ps(RF2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RF1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p),
+                                                _mm256_slli_epi32(_mm256_castps_si256(k), 23)));
+}
+
+/* the backward kernels' vector pairs: 16 elements at p into v0, v1. float16: elements 0-7 and
+   8-15. bfloat16: the even elements (a bfloat16 is the top half of its float32: the 32-bit
+   lanes shifted left by 16) and the odd ones (the lanes with their low half cleared) */
+#define R2B_LD2(p, bf, v0, v1)                                                                \
+    do {                                                                                      \
+        if (bf) {                                                                             \
+            const __m256i w_ = _mm256_loadu_si256((const __m256i *)(p));                      \
+            (v0) = _mm256_castsi256_ps(_mm256_slli_epi32(w_, 16));                            \
+            (v1) = _mm256_castsi256_ps(_mm256_and_si256(w_, _mm256_set1_epi32(-65536)));      \
+        } else {                                                                              \
+            (v0) = aclk_avx2_ld_f16_raw(p), (v1) = aclk_avx2_ld_f16_raw((p) + 8);             \
+        }                                                                                     \
+    } while (0)
+
+/* v0, v1 (in R2B_LD2's order) to 16 elements at p; bfloat16 rounded as r2_cvt_bf16 (the top
+   half of u + 0x8000: the same bits) */
+ACLK_AVX2_INLINE void r2b_st2(uint16_t *p, __m256 v0, __m256 v1, const int bf)
+{
+    if (bf) {
+        const __m256i h = _mm256_set1_epi32(0x8000);
+        const __m256i e = _mm256_srli_epi32(_mm256_add_epi32(_mm256_castps_si256(v0), h), 16);
+        const __m256i o = _mm256_and_si256(_mm256_add_epi32(_mm256_castps_si256(v1), h),
+                                           _mm256_set1_epi32(-65536));
+        _mm256_storeu_si256((__m256i *)p, _mm256_or_si256(e, o));
+    } else {
+        r2_st(p, v0, 0), r2_st(p + 8, v1, 0);
+    }
+}
+
 #define V __m256
 #define VW 8
 #define ATTR ACLK_TARGET_AVX2
@@ -533,6 +632,11 @@ ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
 #define V_HMAX(v) r2_hmax(v)
 #define V_HMIN(v) r2_hmin(v)
 #define R_STREAM(d, s, n) stream16(d, s, n)
+#define V_EXPB(d) r2_exp_b(d)
+#define V_EXPB_F(d) r2_exp_b_fast(d)
+#define V_FMAB(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define V_LD2B(p, bf, v0, v1) R2B_LD2(p, bf, v0, v1)
+#define V_ST2B(p, v0, v1, bf) r2b_st2(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
 
 /* ------------------------------------------------------------------ AVX-512 level ---- */
@@ -593,6 +697,22 @@ ACLK_AVX512_INLINE __m512 r5_exp_neg(__m512 d)
     return _mm512_scalef_ps(p, n);
 }
 
+/* log_softmax_backward's exp (any d, NaN kept): r5_exp with the degree-3 polynomial (see
+   r2_exp_b) */
+ACLK_AVX512_INLINE __m512 r5_exp_b(__m512 d)
+{
+    d = _mm512_max_ps(_mm512_set1_ps(RD_LO), d);
+    d = _mm512_min_ps(_mm512_set1_ps(RD_HI), d);
+    const __m512 n = _mm512_sub_ps(
+        _mm512_fmadd_ps(d, _mm512_set1_ps(RLOG2E), _mm512_set1_ps(RMAGIC)),
+        _mm512_set1_ps(RMAGIC));
+    const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(RLN2), d);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(RF3), r, _mm512_set1_ps(RF2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(RF1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
 ACLK_AVX512_INLINE __m512 r5_cnt_eq0(__m512 c, __m512 d)
 {
     const __mmask16 eq = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_EQ_OQ);
@@ -639,6 +759,11 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #define V_HMAX(v) _mm512_reduce_max_ps(v)
 #define V_HMIN(v) _mm512_reduce_min_ps(v)
 #define R_STREAM(d, s, n) stream16(d, s, n)
+#define V_EXPB(d) r5_exp_b(d)
+#define V_EXPB_F(d) r5_exp_b(d)
+#define V_FMAB(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define V_LD2B(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
+#define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
 #include "softmax_relaxed_body.h"
 
 /* ------------------------------------------------------- AVX-512 with AVX-512-BF16 ----
@@ -694,6 +819,11 @@ static inline __attribute__((always_inline)) R5B_TARGET __m256i r5b_cvt_out(__m5
 #define V_HMAX(v) _mm512_reduce_max_ps(v)
 #define V_HMIN(v) _mm512_reduce_min_ps(v)
 #define R_STREAM(d, s, n) stream16(d, s, n)
+#define V_EXPB(d) r5_exp_b(d)
+#define V_EXPB_F(d) r5_exp_b(d)
+#define V_FMAB(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define V_LD2B(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
+#define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
 #include "softmax_relaxed_body.h"
 #endif /* ACLK_X86 */
 

@@ -71,10 +71,40 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
        elements */
     const int keep = !lg && n <= RROWBUF;
     const int64_t nparts = (n + RPF_BLOCK - 1) / RPF_BLOCK;
-    V s0 = V_SET1(0.0f), s1 = s0, c0 = s0;
+    V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0, c0 = s0;
+    /* 4 vectors at a time in loops of their own, one per choice of the exp (fast or not) and
+       of keeping the exps, the output's lines prefetched for writing (one per 64 bytes): the
+       choices tested per iteration, with a prefetch per 2 vectors, cost 7 of 37 instructions
+       per 16 float16 elements at the AVX2 level */
+#define R_ROW_EXPS4(EXP, KEEP)                                                                \
+    for (; k + 4 * VW <= k1; k += 4 * VW) {                                                   \
+        for (int q = 0; q < 4 * VW * 2; q += 64)                                              \
+            r_prefetchw((const char *)(yr + k) + q);                                          \
+        const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);      \
+        const V d2 = V_SUB(V_LD(xr + k + 2 * VW, bf), vm);                                    \
+        const V d3 = V_SUB(V_LD(xr + k + 3 * VW, bf), vm);                                    \
+        const V e0 = EXP(d0), e1 = EXP(d1), e2 = EXP(d2), e3 = EXP(d3);                       \
+        s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1), s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);       \
+        if (KEEP) {                                                                           \
+            V_STF(eb + k, e0), V_STF(eb + k + VW, e1);                                        \
+            V_STF(eb + k + 2 * VW, e2), V_STF(eb + k + 3 * VW, e3);                           \
+        }                                                                                     \
+    }
     for (int64_t i = 0; i < nparts; i++) {
         const int64_t k0 = i * RPF_BLOCK, k1 = k0 + RPF_BLOCK < n ? k0 + RPF_BLOCK : n;
-        for (k = k0; k + 2 * VW <= k1; k += 2 * VW) {
+        k = k0;
+        if (!c->nt && fast) {
+            if (keep)
+                R_ROW_EXPS4(V_EXPN_F, 1)
+            else
+                R_ROW_EXPS4(V_EXPN_F, 0)
+        } else if (!c->nt) {
+            if (keep)
+                R_ROW_EXPS4(V_EXPN, 1)
+            else
+                R_ROW_EXPS4(V_EXPN, 0)
+        }
+        for (; k + 2 * VW <= k1; k += 2 * VW) {
             if (!c->nt) /* the output's lines for writing, ahead of pass 3 */
                 r_prefetchw(yr + k);
             const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);
@@ -94,7 +124,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
         }
         r_prefetch_part(pf, n * 2, i, nparts);
     }
-    float s = V_HSUM(V_ADD(s0, s1)), f;
+#undef R_ROW_EXPS4
+    float s = V_HSUM(V_ADD(V_ADD(s0, s2), V_ADD(s1, s3))), f;
     if (!lg) {
         f = 1.0f / s;
     } else if (s >= 2.0f) {
@@ -200,6 +231,13 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     float *nacc = ws->nacc;
     /* a-rows per sub-block: about RSUB_BYTES of 16-bit input, re-read from L1 */
     const int64_t A = r_sub_rows(c->W);
+    /* softmax with the exps kept in the output (keepo): each sub-block's exps exp(x - m_b),
+       m_b its running max, rounded into y, and m_b kept in gt (per sub-block and column); the
+       outputs pass then multiplies each by g = exp(m_b - m) / sum (gt, computed once), with no
+       second exp. Not when streaming (the exps would go to memory) or when gt is too small */
+    float *gt = ws->gt, *mins = ws->mins;
+    const int nt = c->nt;
+    const int keepo = !lg && !nt && (axis + A - 1) / A * w <= RGTAB;
     for (int64_t j = 0; j < w; j++)
         macc[j] = -INFINITY, sacc[j] = 0.0f;
     /* one pass over the block, a sub-block of A a-rows at a time: its column max joined to the
@@ -208,20 +246,28 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     for (int64_t a0 = 0; a0 < axis; a0 += A) {
         const int64_t a1 = a0 + A < axis ? a0 + A : axis;
         memcpy(nacc, macc, (size_t)w * sizeof(float));
-        /* strips of 4 vectors with their accumulators in registers, then the rest */
+        /* strips of 4 vectors with their accumulators in registers, then the rest; where the
+           level has a fast exp (R_FAST), each strip's column min beside its max (in mins) */
         int64_t js = 0;
         for (; js + 4 * VW <= w; js += 4 * VW) {
             V m0 = V_LDF(nacc + js), m1 = V_LDF(nacc + js + VW);
             V m2 = V_LDF(nacc + js + 2 * VW), m3 = V_LDF(nacc + js + 3 * VW);
+            V n0 = V_SET1(INFINITY), n1 = n0, n2 = n0, n3 = n0;
             for (int64_t a = a0; a < a1; a++) {
                 const uint16_t *xa = x + a * inner + js;
-                m0 = V_MAX(m0, V_LD(xa, bf));
-                m1 = V_MAX(m1, V_LD(xa + VW, bf));
-                m2 = V_MAX(m2, V_LD(xa + 2 * VW, bf));
-                m3 = V_MAX(m3, V_LD(xa + 3 * VW, bf));
+                const V x0 = V_LD(xa, bf), x1 = V_LD(xa + VW, bf);
+                const V x2 = V_LD(xa + 2 * VW, bf), x3 = V_LD(xa + 3 * VW, bf);
+                m0 = V_MAX(m0, x0), m1 = V_MAX(m1, x1), m2 = V_MAX(m2, x2), m3 = V_MAX(m3, x3);
+                if (R_FAST)
+                    n0 = V_MIN(n0, x0), n1 = V_MIN(n1, x1), n2 = V_MIN(n2, x2),
+                    n3 = V_MIN(n3, x3);
             }
             V_STF(nacc + js, m0), V_STF(nacc + js + VW, m1);
             V_STF(nacc + js + 2 * VW, m2), V_STF(nacc + js + 3 * VW, m3);
+            if (R_FAST) {
+                V_STF(mins + js, n0), V_STF(mins + js + VW, n1);
+                V_STF(mins + js + 2 * VW, n2), V_STF(mins + js + 3 * VW, n3);
+            }
         }
         for (int64_t a = a0; js < w && a < a1; a++) {
             const uint16_t *xa = x + a * inner;
@@ -233,32 +279,54 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                        w - j);
         }
         r_rescale(macc, nacc, sacc, w);
+        if (keepo)
+            memcpy(gt + a0 / A * w, macc, (size_t)w * sizeof(float));
+        /* the strip's exps and sums, by the fast exp where every x - max of the strip in the
+           sub-block is in its range (its column min less the subtrahend: a column -inf so far
+           has min -inf and subtrahend 0, the clamped exp; a NaN lane's sum is NaN anyway), one
+           loop per choice: the choice and the prefetch's test (held in locals: c->nt reloaded
+           from memory, the stores to y may alias it) out of the a-row loop */
+#define R_STRIP_EXPS(EXP)                                                                     \
+    for (int64_t a = a0; a < a1; a++) {                                                       \
+        const uint16_t *xa = x + a * inner + j;                                               \
+        if (pfa)                                                                              \
+            for (int64_t k = 0; k < w * 2; k += 64)                                           \
+                r_prefetchw((const char *)(y + a * inner) + k);                               \
+        const V d0 = V_SUB(V_LD(xa, bf), u0), d1 = V_SUB(V_LD(xa + VW, bf), u1);              \
+        const V d2 = V_SUB(V_LD(xa + 2 * VW, bf), u2);                                        \
+        const V d3 = V_SUB(V_LD(xa + 3 * VW, bf), u3);                                        \
+        const V e0 = EXP(d0), e1 = EXP(d1), e2 = EXP(d2), e3 = EXP(d3);                       \
+        s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);                                               \
+        s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);                                               \
+        if (keepo) {                                                                          \
+            uint16_t *ya = y + a * inner + j;                                                 \
+            V_ST(ya, e0, bf), V_ST(ya + VW, e1, bf);                                          \
+            V_ST(ya + 2 * VW, e2, bf), V_ST(ya + 3 * VW, e3, bf);                             \
+        }                                                                                     \
+    }
         for (int64_t j = 0; j < js; j += 4 * VW) {
             const V u0 = V_LDF(nacc + j), u1 = V_LDF(nacc + j + VW);
             const V u2 = V_LDF(nacc + j + 2 * VW), u3 = V_LDF(nacc + j + 3 * VW);
             V s0 = V_LDF(sacc + j), s1 = V_LDF(sacc + j + VW);
             V s2 = V_LDF(sacc + j + 2 * VW), s3 = V_LDF(sacc + j + 3 * VW);
-            for (int64_t a = a0; a < a1; a++) {
-                const uint16_t *xa = x + a * inner + j;
-                /* the a-row's output lines for writing, so that their reads for ownership
-                   overlap this pass, not the outputs pass (which prefetches the next block):
-                   (64,4096,64) 1 thread cold, float16 softmax 8.3 -> 7.2 ms, log_softmax
-                   9.0 -> 7.1, bfloat16 log_softmax 9.1 -> 7.7, but bfloat16 softmax (the
-                   most arithmetic in its outputs pass) 8.7 -> 9.0: not there */
-                if (j == 0 && !c->nt && (lg || !bf))
-                    for (int64_t k = 0; k < w * 2; k += 64)
-                        r_prefetchw((const char *)(y + a * inner) + k);
-                const V d0 = V_SUB(V_LD(xa, bf), u0), d1 = V_SUB(V_LD(xa + VW, bf), u1);
-                const V d2 = V_SUB(V_LD(xa + 2 * VW, bf), u2);
-                const V d3 = V_SUB(V_LD(xa + 3 * VW, bf), u3);
-                V e0, e1, e2, e3;
-                R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3);
-                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
-                s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);
+            /* the a-row's output lines for writing, so that their reads for ownership
+               overlap this pass, not the outputs pass (which prefetches the next block):
+               (64,4096,64) 1 thread cold, float16 softmax 8.3 -> 7.2 ms, log_softmax
+               9.0 -> 7.1, bfloat16 log_softmax 9.1 -> 7.7, but bfloat16 softmax (the
+               most arithmetic in its outputs pass) 8.7 -> 9.0: not there */
+            const int pfa = j == 0 && !nt && (lg || !bf || keepo);
+            if (R_FAST && !V_ANY_LT4(V_SUB(V_LDF(mins + j), u0),
+                                     V_SUB(V_LDF(mins + j + VW), u1),
+                                     V_SUB(V_LDF(mins + j + 2 * VW), u2),
+                                     V_SUB(V_LDF(mins + j + 3 * VW), u3), RD_NORM)) {
+                R_STRIP_EXPS(V_EXPN_F)
+            } else {
+                R_STRIP_EXPS(V_EXPN)
             }
             V_STF(sacc + j, s0), V_STF(sacc + j + VW, s1);
             V_STF(sacc + j + 2 * VW, s2), V_STF(sacc + j + 3 * VW, s3);
         }
+#undef R_STRIP_EXPS
         for (int64_t a = a0; js < w && a < a1; a++) {
             const uint16_t *xa = x + a * inner;
             for (int64_t j = js; j < w; j += VW) {
@@ -270,6 +338,10 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                     V_STFN(sacc + j, V_ADD(V_LDFN(sacc + j, l), e), l);
                 else
                     V_STF(sacc + j, V_ADD(V_LDF(sacc + j), e));
+                if (keepo && l < VW)
+                    V_STN(y + a * inner + j, e, l, bf);
+                else if (keepo)
+                    V_ST(y + a * inner + j, e, bf);
             }
         }
     }
@@ -313,6 +385,47 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
         }
     } else {
         r_recip_n(sacc, w);
+    }
+    if (keepo) {
+        /* g = exp(m_b - m) / sum per sub-block and column (m_b == m: exactly 1 / sum; a column
+           -inf until the sub-block: 0, its exps 0; all -inf: NaN, as the exps' 0 * inf) */
+        for (int64_t b = 0; b * A < axis; b++) {
+            float *g = gt + b * w;
+            for (int64_t j = 0; j < w; j += VW) {
+                const int64_t l = w - j < VW ? w - j : VW;
+                const V m = l < VW ? V_LDFN(macc + j, l) : V_LDF(macc + j);
+                const V f = l < VW ? V_LDFN(sacc + j, l) : V_LDF(sacc + j);
+                const V e = V_MUL(V_EXP(V_SUB(l < VW ? V_LDFN(g + j, l) : V_LDF(g + j), m)), f);
+                if (l < VW)
+                    V_STFN(g + j, e, l);
+                else
+                    V_STF(g + j, e);
+            }
+        }
+        /* pass 3: y = its exp * g, in place from L2 */
+        for (int64_t a = 0; a < axis; a++) {
+            uint16_t *ya = y + a * inner;
+            const float *g = gt + a / A * w;
+            int64_t j = 0;
+            for (; j + 4 * VW <= w; j += 4 * VW) {
+                const V v0 = V_MUL(V_LD(ya + j, bf), V_LDF(g + j));
+                const V v1 = V_MUL(V_LD(ya + j + VW, bf), V_LDF(g + j + VW));
+                const V v2 = V_MUL(V_LD(ya + j + 2 * VW, bf), V_LDF(g + j + 2 * VW));
+                const V v3 = V_MUL(V_LD(ya + j + 3 * VW, bf), V_LDF(g + j + 3 * VW));
+                V_ST(ya + j, v0, bf), V_ST(ya + j + VW, v1, bf);
+                V_ST(ya + j + 2 * VW, v2, bf), V_ST(ya + j + 3 * VW, v3, bf);
+            }
+            for (; j < w; j += VW) {
+                const int64_t l = w - j < VW ? w - j : VW;
+                if (l < VW)
+                    V_STN(ya + j, V_MUL(V_LDN(ya + j, l, bf, 0), V_LDFN(g + j, l)), l, bf);
+                else
+                    V_ST(ya + j, V_MUL(V_LD(ya + j, bf), V_LDF(g + j)), bf);
+            }
+            if (pf)
+                r_prefetch_run(pf + a * inner, pfw * 2);
+        }
+        return;
     }
     /* pass 3: outputs */
     for (int64_t a = 0; a < axis; a++) {
@@ -358,10 +471,22 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
 }
 
 
-/* A block of a short axis (axis <= RSMALL): one column vector at a time, its axis values held
-   in xv (registers / L1) through max, exp and output, so that each element is read from memory
-   once and its exp computed once; the columns RPF_COLS ahead prefetched a line per a-row.
-   Stored normally even when c->nt: runs of VW elements cannot be streamed in whole lines. */
+/* log-softmax's log of the sum of a short-axis column vector (r_lse_st, a vector loop): s
+   each lane's sum of exps, t that of its non-max terms */
+static inline __attribute__((always_inline)) ATTR V SFX(small_lse)(V s, V t)
+{
+    float ss[VW], tt[VW];
+    V_STF(ss, s), V_STF(tt, t);
+    r_lse_st(ss, tt, VW);
+    return V_LDF(ss);
+}
+
+/* A block of a short axis (axis <= RSMALL): column vectors, two at a time (two independent
+   exp chains, half the loop overhead) then one, their axis values held in xv / xw (registers /
+   L1) through max, exp and output, so that each element is read from memory once and its exp
+   computed once; the columns RPF_COLS ahead prefetched a line per a-row. log-softmax sums
+   every exp and those of the non-max terms (see r_lse_st). Stored normally even when c->nt: runs of
+   VW elements cannot be streamed in whole lines. */
 static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     const rfwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
 {
@@ -369,8 +494,57 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     const int64_t axis = c->axis, inner = c->inner;
     const uint16_t *x = (const uint16_t *)c->x + base;
     uint16_t *y = (uint16_t *)c->y + base;
-    V xv[RSMALL];
-    for (int64_t j = 0; j < w; j += VW) {
+    V xv[RSMALL], xw[RSMALL];
+    int64_t j = 0;
+    for (; j + 2 * VW <= w; j += 2 * VW) {
+        if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
+            for (int64_t a = 0; a < axis; a++) {
+                __builtin_prefetch(x + a * inner + j + RPF_COLS, 0, 3);
+                r_prefetchw(y + a * inner + j + RPF_COLS);
+            }
+        V m0 = V_SET1(-INFINITY), m1 = m0, n0 = V_SET1(INFINITY), n1 = n0;
+        for (int64_t a = 0; a < axis; a++) {
+            const uint16_t *p = x + a * inner + j;
+            xv[a] = V_LD(p, bf), xw[a] = V_LD(p + VW, bf);
+            m0 = V_MAX(m0, xv[a]), m1 = V_MAX(m1, xw[a]);
+            if (R_FAST)
+                n0 = V_MIN(n0, xv[a]), n1 = V_MIN(n1, xw[a]);
+        }
+        /* the fast exp where every x - max of both column vectors is in its range */
+        const int fast = R_FAST && !V_ANY_LT(V_SUB(n0, m0), RD_NORM) &&
+                         !V_ANY_LT(V_SUB(n1, m1), RD_NORM);
+        V s0 = V_SET1(0.0f), s1 = s0, t0 = s0, t1 = s0, f0, f1;
+        if (fast) {
+            for (int64_t a = 0; a < axis; a++) {
+                const V d0 = V_SUB(xv[a], m0), d1 = V_SUB(xw[a], m1);
+                const V e0 = V_EXPN_F(d0), e1 = V_EXPN_F(d1);
+                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+                if (lg)
+                    t0 = V_ADD_NE0(t0, d0, e0), t1 = V_ADD_NE0(t1, d1, e1);
+                xv[a] = lg ? d0 : e0, xw[a] = lg ? d1 : e1;
+            }
+        } else {
+            for (int64_t a = 0; a < axis; a++) {
+                const V d0 = V_SUB(xv[a], m0), d1 = V_SUB(xw[a], m1);
+                const V e0 = V_EXPN(d0), e1 = V_EXPN(d1);
+                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+                if (lg)
+                    t0 = V_ADD_NE0(t0, d0, e0), t1 = V_ADD_NE0(t1, d1, e1);
+                xv[a] = lg ? d0 : e0, xw[a] = lg ? d1 : e1;
+            }
+        }
+        if (lg) {
+            f0 = SFX(small_lse)(s0, t0), f1 = SFX(small_lse)(s1, t1);
+        } else {
+            f0 = V_DIV(V_SET1(1.0f), s0), f1 = V_DIV(V_SET1(1.0f), s1);
+        }
+        for (int64_t a = 0; a < axis; a++) {
+            uint16_t *d = y + a * inner + j;
+            V_ST(d, lg ? V_SUB(xv[a], f0) : V_MUL(xv[a], f0), bf);
+            V_ST(d + VW, lg ? V_SUB(xw[a], f1) : V_MUL(xw[a], f1), bf);
+        }
+    }
+    for (; j < w; j += VW) {
         const int64_t l = w - j < VW ? w - j : VW;
         if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
             for (int64_t a = 0; a < axis; a++) {
@@ -386,25 +560,15 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
         }
         /* the fast exp where every x - max of the column vector is in its range */
         const int fast = R_FAST && !V_ANY_LT(V_SUB(mn, m), RD_NORM);
-        V s = V_SET1(0.0f), k = s, f;
+        V s = V_SET1(0.0f), t = s, f;
         for (int64_t a = 0; a < axis; a++) {
             const V d = V_SUB(xv[a], m), e = fast ? V_EXPN_F(d) : V_EXPN(d);
-            if (lg) {
-                k = V_CNT_EQ0(k, d), s = V_ADD_NE0(s, d, e);
-                xv[a] = d;
-            } else {
-                s = V_ADD(s, e);
-                xv[a] = e;
-            }
+            s = V_ADD(s, e);
+            if (lg)
+                t = V_ADD_NE0(t, d, e);
+            xv[a] = lg ? d : e;
         }
-        if (lg) {
-            float kk[VW], ss[VW];
-            V_STF(kk, k), V_STF(ss, s);
-            r_lse_n(kk, ss, VW);
-            f = V_LDF(ss);
-        } else {
-            f = V_DIV(V_SET1(1.0f), s);
-        }
+        f = lg ? SFX(small_lse)(s, t) : V_DIV(V_SET1(1.0f), s);
         for (int64_t a = 0; a < axis; a++) {
             const V v = lg ? V_SUB(xv[a], f) : V_MUL(xv[a], f);
             uint16_t *d = y + a * inner + j;
@@ -435,35 +599,78 @@ static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 
 /* ------------------------------------------------------------------ backward rows ---- */
 
-/* one row: s = sum(g*y) (lg: sum(g)), then out = (g - s)*y (lg: g - s*exp(y)) */
+/* The backward kernels' own operations: V_EXPB (log_softmax_backward's exp, any argument;
+   V_EXPB_F: the fast one for [RD_NORM, RD_FHI] or NaN), V_FMAB (a*b + c, fused at the vector
+   levels), and vector pairs (V_LD2B / V_ST2B): 2*VW elements loaded into two vectors in the
+   level's own lane order (bfloat16 at the AVX2 level: the even elements, then the odd, two
+   operations per input pair and five per output pair, no shuffles) and stored back in the same
+   order; their column sums (sacc) are kept in that order too, so the pass that builds them and
+   the pass that reads them pair the same columns. */
+
+/* log_softmax_backward's outputs d[k] = g[k] - s*exp(y[k]) for k in [0, n), n a multiple of
+   2*VW: s the broadcast vs, or (col) the column sums at sp (pair order); with the level's fast
+   exp where fast (R_FAST levels), y's running min and max joined to *lo and *hi (they ignore a
+   NaN lane, which the fast exp keeps NaN): where they leave [RD_NORM, RD_FHI] (R_OUT), the
+   caller computes these outputs again with fast 0 (the clamped exp, any y) */
+static inline __attribute__((always_inline)) ATTR void SFX(bwd_lg_pairs)(
+    uint16_t *d, const uint16_t *gp, const uint16_t *yp, const float *sp, V vs, int64_t n,
+    V *plo, V *phi, const int bf, const int col, const int fast)
+{
+    V lo = *plo, hi = *phi;
+    for (int64_t k = 0; k < n; k += 2 * VW) {
+        V g0, g1, y0, y1, e0, e1;
+        V_LD2B(gp + k, bf, g0, g1);
+        V_LD2B(yp + k, bf, y0, y1);
+        const V s0 = col ? V_LDF(sp + k) : vs, s1 = col ? V_LDF(sp + k + VW) : vs;
+        if (R_FAST && fast) {
+            /* min(y, lo): lo where y is NaN (vminps returns its second operand then) */
+            lo = V_MIN(y0, lo), hi = V_MAX(y0, hi);
+            lo = V_MIN(y1, lo), hi = V_MAX(y1, hi);
+            e0 = V_EXPB_F(y0), e1 = V_EXPB_F(y1);
+        } else {
+            e0 = V_EXPB(y0), e1 = V_EXPB(y1);
+        }
+        V_ST2B(d + k, V_FNMA(s0, e0, g0), V_FNMA(s1, e1, g1), bf);
+    }
+    *plo = lo, *phi = hi;
+}
+
+/* whether a y joined to lo, hi (bwd_lg_pairs) was outside the fast exp's range */
+#define R_OUT(lo, hi) (R_FAST && V_ANY_OUT2(lo, hi, RD_NORM, RD_FHI))
+
+/* one row: s = sum(g*y) (lg: sum(g)), then out = (g - s)*y (lg: g - s*exp(y)); *fast: whether
+   log_softmax_backward still tries the fast exp (cleared by a piece with a y out of its range,
+   for the rest of the chunk: at most one piece a chunk computed twice) */
 static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
     const rbwd_args *c, int64_t base, int64_t n, const char *pfg, const char *pfy,
-    uint16_t *hb, const int bf, const int lg)
+    uint16_t *hb, int *fast, const int bf, const int lg)
 {
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
     uint16_t *out = (uint16_t *)c->out + base;
     V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0;
     int64_t k = 0;
     for (; k + 4 * VW <= n; k += 4 * VW) {
+        V g0, g1, g2, g3;
+        V_LD2B(g + k, bf, g0, g1);
+        V_LD2B(g + k + 2 * VW, bf, g2, g3);
         if (lg) {
             /* y's lines fetched along with g's (pass 2 reads both) */
             for (int64_t q = 0; q < 4 * VW * 2; q += 64)
                 __builtin_prefetch((const char *)(y + k) + q, 0, 2);
-            s0 = V_ADD(s0, V_LD(g + k, bf));
-            s1 = V_ADD(s1, V_LD(g + k + VW, bf));
-            s2 = V_ADD(s2, V_LD(g + k + 2 * VW, bf));
-            s3 = V_ADD(s3, V_LD(g + k + 3 * VW, bf));
+            s0 = V_ADD(s0, g0), s1 = V_ADD(s1, g1), s2 = V_ADD(s2, g2), s3 = V_ADD(s3, g3);
         } else {
-            s0 = V_ADD(s0, V_MUL(V_LD(g + k, bf), V_LD(y + k, bf)));
-            s1 = V_ADD(s1, V_MUL(V_LD(g + k + VW, bf), V_LD(y + k + VW, bf)));
-            s2 = V_ADD(s2, V_MUL(V_LD(g + k + 2 * VW, bf), V_LD(y + k + 2 * VW, bf)));
-            s3 = V_ADD(s3, V_MUL(V_LD(g + k + 3 * VW, bf), V_LD(y + k + 3 * VW, bf)));
+            V y0, y1, y2, y3;
+            V_LD2B(y + k, bf, y0, y1);
+            V_LD2B(y + k + 2 * VW, bf, y2, y3);
+            s0 = V_FMAB(g0, y0, s0), s1 = V_FMAB(g1, y1, s1);
+            s2 = V_FMAB(g2, y2, s2), s3 = V_FMAB(g3, y3, s3);
         }
     }
     for (; k < n; k += VW) {
         const int64_t l = n - k < VW ? n - k : VW;
         const V vg = l < VW ? V_LDN(g + k, l, bf, 0) : V_LD(g + k, bf);
-        s0 = V_ADD(s0, lg ? vg : V_MUL(vg, l < VW ? V_LDN(y + k, l, bf, 0) : V_LD(y + k, bf)));
+        s0 = lg ? V_ADD(s0, vg) : V_FMAB(vg, l < VW ? V_LDN(y + k, l, bf, 0) : V_LD(y + k, bf),
+                                         s0);
     }
     const V vs = V_SET1(V_HSUM(V_ADD(V_ADD(s0, s1), V_ADD(s2, s3))));
     const int64_t nparts = (n + RPIECE - 1) / RPIECE;
@@ -471,29 +678,33 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
         const int64_t p0 = i * RPIECE, len = n - p0 < RPIECE ? n - p0 : RPIECE;
         uint16_t *d = c->nt ? hb : out + p0;
         const uint16_t *gp = g + p0, *yp = y + p0;
-        const int64_t lv = len / VW * VW;
-        /* whole vectors (2 at a time), then the tail: the length test out of the loop */
-        for (k = 0; k + 2 * VW <= lv; k += 2 * VW) {
-            const V g0 = V_LD(gp + k, bf), y0 = V_LD(yp + k, bf);
-            const V g1 = V_LD(gp + k + VW, bf), y1 = V_LD(yp + k + VW, bf);
-            if (!lg) {
-                V_ST(d + k, V_MUL(V_SUB(g0, vs), y0), bf);
-                V_ST(d + k + VW, V_MUL(V_SUB(g1, vs), y1), bf);
-            } else {
-                V e0, e1;
-                R_EXP2(y0, y1, e0, e1);
-                V_ST(d + k, V_FNMA(vs, e0, g0), bf);
-                V_ST(d + k + VW, V_FNMA(vs, e1, g1), bf);
+        const int64_t lv = len / VW * VW, l2 = len / (2 * VW) * (2 * VW);
+        /* whole vector pairs, then a vector, then the tail: the length test out of the loop */
+        if (lg) {
+            V lo = V_SET1(0.0f), hi = lo;
+            if (R_FAST && *fast) {
+                SFX(bwd_lg_pairs)(d, gp, yp, NULL, vs, l2, &lo, &hi, bf, 0, 1);
+                if (R_OUT(lo, hi))
+                    *fast = 0;
+            }
+            if (!(R_FAST && *fast))
+                SFX(bwd_lg_pairs)(d, gp, yp, NULL, vs, l2, &lo, &hi, bf, 0, 0);
+        } else {
+            for (k = 0; k < l2; k += 2 * VW) {
+                V g0, g1, y0, y1;
+                V_LD2B(gp + k, bf, g0, g1);
+                V_LD2B(yp + k, bf, y0, y1);
+                V_ST2B(d + k, V_MUL(V_SUB(g0, vs), y0), V_MUL(V_SUB(g1, vs), y1), bf);
             }
         }
-        for (; k < lv; k += VW) {
+        for (k = l2; k < lv; k += VW) {
             const V vg = V_LD(gp + k, bf), vy = V_LD(yp + k, bf);
-            V_ST(d + k, lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy), bf);
+            V_ST(d + k, lg ? V_FNMA(vs, V_EXPB(vy), vg) : V_MUL(V_SUB(vg, vs), vy), bf);
         }
         if (k < len) {
             const int64_t l = len - k;
             const V vg = V_LDN(gp + k, l, bf, 0), vy = V_LDN(yp + k, l, bf, 0);
-            V_STN(d + k, lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy), l, bf);
+            V_STN(d + k, lg ? V_FNMA(vs, V_EXPB(vy), vg) : V_MUL(V_SUB(vg, vs), vy), l, bf);
         }
         if (c->nt)
             R_STREAM(out + p0, hb, len);
@@ -507,6 +718,7 @@ static ATTR void SFX(bwd_rows_chunk)(void *ctx, int64_t r0, int64_t r1)
     const rbwd_args *c = (const rbwd_args *)ctx;
     uint16_t hb[RPIECE];
     const int64_t n = c->axis;
+    int fast = R_FAST;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t base = r * n;
         const char *pfg = NULL, *pfy = NULL;
@@ -514,7 +726,7 @@ static ATTR void SFX(bwd_rows_chunk)(void *ctx, int64_t r0, int64_t r1)
             pfg = (const char *)((const uint16_t *)c->g + base + n);
             pfy = (const char *)((const uint16_t *)c->yv + base + n);
         }
-        BF_LG_CALL(SFX(bwd_row), c, c, base, n, pfg, pfy, hb);
+        BF_LG_CALL(SFX(bwd_row), c, c, base, n, pfg, pfy, hb, &fast);
     }
     if (c->nt)
         aclk_nt_fence();
@@ -522,9 +734,10 @@ static ATTR void SFX(bwd_rows_chunk)(void *ctx, int64_t r0, int64_t r1)
 
 /* -------------------------------------------------------------- backward columns ---- */
 
+/* *fast: as bwd_row's, checked per block (its outputs pass run again where it fails) */
 static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     const rbwd_args *c, int64_t base, int64_t w, int64_t pbase, int64_t pw, rcol_ws *ws,
-    const int bf, const int lg)
+    int *fast, const int bf, const int lg)
 {
     const int64_t axis = c->axis, inner = c->inner, wv = w / VW * VW;
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
@@ -532,24 +745,29 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     float *sacc = ws->sacc;
     for (int64_t j = 0; j < w; j++)
         sacc[j] = 0.0f;
-    /* pass 1: column sums of g*y (lg: of g), strips of 4 vectors in registers, then the rest */
+    /* pass 1: column sums of g*y (lg: of g), strips of 4 vectors (two pairs, in pair order) in
+       registers, then the rest one vector at a time */
     int64_t js = 0;
     for (; js + 4 * VW <= w; js += 4 * VW) {
         V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0;
         for (int64_t a = 0; a < axis; a++) {
             const uint16_t *ga = g + a * inner + js, *ya = y + a * inner + js;
+            V g0, g1, g2, g3;
+            V_LD2B(ga, bf, g0, g1);
+            V_LD2B(ga + 2 * VW, bf, g2, g3);
             if (lg) {
                 /* y is not read here: its a-row's lines fetched along with g's, so that pass 2
                    finds both in cache */
                 if (js == 0)
                     r_prefetch_run(y + a * inner, w * 2);
-                s0 = V_ADD(s0, V_LD(ga, bf)), s1 = V_ADD(s1, V_LD(ga + VW, bf));
-                s2 = V_ADD(s2, V_LD(ga + 2 * VW, bf)), s3 = V_ADD(s3, V_LD(ga + 3 * VW, bf));
+                s0 = V_ADD(s0, g0), s1 = V_ADD(s1, g1);
+                s2 = V_ADD(s2, g2), s3 = V_ADD(s3, g3);
             } else {
-                s0 = V_ADD(s0, V_MUL(V_LD(ga, bf), V_LD(ya, bf)));
-                s1 = V_ADD(s1, V_MUL(V_LD(ga + VW, bf), V_LD(ya + VW, bf)));
-                s2 = V_ADD(s2, V_MUL(V_LD(ga + 2 * VW, bf), V_LD(ya + 2 * VW, bf)));
-                s3 = V_ADD(s3, V_MUL(V_LD(ga + 3 * VW, bf), V_LD(ya + 3 * VW, bf)));
+                V y0, y1, y2, y3;
+                V_LD2B(ya, bf, y0, y1);
+                V_LD2B(ya + 2 * VW, bf, y2, y3);
+                s0 = V_FMAB(g0, y0, s0), s1 = V_FMAB(g1, y1, s1);
+                s2 = V_FMAB(g2, y2, s2), s3 = V_FMAB(g3, y3, s3);
             }
         }
         V_STF(sacc + js, s0), V_STF(sacc + js + VW, s1);
@@ -562,44 +780,47 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
             r_prefetch_run(ya, w * 2);
         for (; j < wv; j += VW) {
             const V vg = V_LD(ga + j, bf);
-            V_STF(sacc + j, V_ADD(V_LDF(sacc + j), lg ? vg : V_MUL(vg, V_LD(ya + j, bf))));
+            V_STF(sacc + j, lg ? V_ADD(V_LDF(sacc + j), vg)
+                               : V_FMAB(vg, V_LD(ya + j, bf), V_LDF(sacc + j)));
         }
         if (j < w) {
-            const V vg = V_LDN(ga + j, w - j, bf, 0);
-            V_STFN(sacc + j, V_ADD(V_LDFN(sacc + j, w - j),
-                                   lg ? vg : V_MUL(vg, V_LDN(ya + j, w - j, bf, 0))), w - j);
+            const V vg = V_LDN(ga + j, w - j, bf, 0), vs = V_LDFN(sacc + j, w - j);
+            V_STFN(sacc + j, lg ? V_ADD(vs, vg) : V_FMAB(vg, V_LDN(ya + j, w - j, bf, 0), vs),
+                   w - j);
         }
     }
-    /* pass 2: outputs, the next block prefetched a-row by a-row */
+    /* pass 2: outputs, the next block prefetched a-row by a-row; log_softmax_backward with
+       the fast exp first where *fast, once more with the clamped one if a y of the block was
+       out of its range */
+    int try_fast = lg && R_FAST && *fast;
+again:;
+    V lo = V_SET1(0.0f), hi = lo;
     for (int64_t a = 0; a < axis; a++) {
         const uint16_t *ga = g + a * inner, *ya = y + a * inner;
         uint16_t *oa = out + a * inner, *d = c->nt ? ws->hb : oa;
         if (!c->nt && a + 16 < axis) /* the output lines 16 a-rows ahead, for writing */
             for (int64_t k = 0; k < w * 2; k += 64)
                 r_prefetchw((const char *)(oa + 16 * inner) + k);
-        int64_t j = 0;
-        for (; j + 4 * VW <= w; j += 4 * VW) {
-            for (int64_t q = 0; q < 4 * VW; q += 2 * VW) {
-                const V g0 = V_LD(ga + j + q, bf), y0 = V_LD(ya + j + q, bf);
-                const V g1 = V_LD(ga + j + q + VW, bf), y1 = V_LD(ya + j + q + VW, bf);
-                const V s0 = V_LDF(sacc + j + q), s1 = V_LDF(sacc + j + q + VW);
-                if (lg) {
-                    V e0, e1;
-                    R_EXP2(y0, y1, e0, e1);
-                    V_ST(d + j + q, V_FNMA(s0, e0, g0), bf);
-                    V_ST(d + j + q + VW, V_FNMA(s1, e1, g1), bf);
-                } else {
-                    V_ST(d + j + q, V_MUL(V_SUB(g0, s0), y0), bf);
-                    V_ST(d + j + q + VW, V_MUL(V_SUB(g1, s1), y1), bf);
-                }
+        if (lg) {
+            if (try_fast)
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 1);
+            else
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 0);
+        } else {
+            for (int64_t j = 0; j < js; j += 2 * VW) {
+                V g0, g1, y0, y1;
+                V_LD2B(ga + j, bf, g0, g1);
+                V_LD2B(ya + j, bf, y0, y1);
+                const V s0 = V_LDF(sacc + j), s1 = V_LDF(sacc + j + VW);
+                V_ST2B(d + j, V_MUL(V_SUB(g0, s0), y0), V_MUL(V_SUB(g1, s1), y1), bf);
             }
         }
-        for (; j < w; j += VW) {
+        for (int64_t j = js; j < w; j += VW) {
             const int64_t l = w - j < VW ? w - j : VW;
             const V vg = l < VW ? V_LDN(ga + j, l, bf, 0) : V_LD(ga + j, bf);
             const V vy = l < VW ? V_LDN(ya + j, l, bf, 0) : V_LD(ya + j, bf);
             const V vs = l < VW ? V_LDFN(sacc + j, l) : V_LDF(sacc + j);
-            const V v = lg ? V_FNMA(vs, V_EXP(vy), vg) : V_MUL(V_SUB(vg, vs), vy);
+            const V v = lg ? V_FNMA(vs, V_EXPB(vy), vg) : V_MUL(V_SUB(vg, vs), vy);
             if (l < VW)
                 V_STN(d + j, v, l, bf);
             else
@@ -612,20 +833,25 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
             r_prefetch_run((const uint16_t *)c->yv + pbase + a * inner, pw * 2);
         }
     }
+    if (try_fast && R_OUT(lo, hi)) {
+        try_fast = 0, *fast = 0;
+        goto again;
+    }
 }
 
 
-/* backward blocks of a short axis, one column vector at a time as fwd_block_small: grad and
-   y read from memory once */
+/* backward blocks of a short axis, one column vector pair at a time as fwd_block_small: grad
+   and y read from memory once; *fast as bwd_row's, per column pair */
 static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
-    const rbwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
+    const rbwd_args *c, int64_t base, int64_t w, int64_t pf_end, int *fast, const int bf,
+    const int lg)
 {
     const int64_t axis = c->axis, inner = c->inner;
     const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
     uint16_t *out = (uint16_t *)c->out + base;
     V gv[RSMALL], yv[RSMALL];
     int64_t j = 0;
-    /* two column vectors at a time (whole lines, two sum chains), then one */
+    /* two column vectors at a time (whole lines, two sum chains, pair order), then one */
     for (; j + 2 * VW <= w; j += 2 * VW) {
         if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
             for (int64_t a = 0; a < axis; a++) {
@@ -636,20 +862,38 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
         V s0 = V_SET1(0.0f), s1 = s0;
         for (int64_t a = 0; a < axis; a++) {
             const int64_t o = a * inner + j;
-            const V g0 = V_LD(g + o, bf), g1 = V_LD(g + o + VW, bf);
+            V g0, g1;
+            V_LD2B(g + o, bf, g0, g1);
             if (lg) {
                 s0 = V_ADD(s0, g0), s1 = V_ADD(s1, g1);
             } else {
-                const V y0 = V_LD(y + o, bf), y1 = V_LD(y + o + VW, bf);
-                s0 = V_ADD(s0, V_MUL(g0, y0)), s1 = V_ADD(s1, V_MUL(g1, y1));
+                V y0, y1;
+                V_LD2B(y + o, bf, y0, y1);
+                s0 = V_FMAB(g0, y0, s0), s1 = V_FMAB(g1, y1, s1);
             }
+        }
+        if (lg && R_FAST && *fast) {
+            V lo = V_SET1(0.0f), hi = lo;
+            for (int64_t a = 0; a < axis; a++) {
+                const int64_t o = a * inner + j;
+                V g0, g1, y0, y1;
+                V_LD2B(g + o, bf, g0, g1);
+                V_LD2B(y + o, bf, y0, y1);
+                lo = V_MIN(y0, lo), hi = V_MAX(y0, hi);
+                lo = V_MIN(y1, lo), hi = V_MAX(y1, hi);
+                V_ST2B(out + o, V_FNMA(s0, V_EXPB_F(y0), g0), V_FNMA(s1, V_EXPB_F(y1), g1), bf);
+            }
+            if (!V_ANY_OUT2(lo, hi, RD_NORM, RD_FHI))
+                continue;
+            *fast = 0; /* a y out of the fast exp's range: the pair again, clamped */
         }
         for (int64_t a = 0; a < axis; a++) {
             const int64_t o = a * inner + j;
-            const V g0 = V_LD(g + o, bf), g1 = V_LD(g + o + VW, bf);
-            const V y0 = V_LD(y + o, bf), y1 = V_LD(y + o + VW, bf);
-            V_ST(out + o, lg ? V_FNMA(s0, V_EXP(y0), g0) : V_MUL(V_SUB(g0, s0), y0), bf);
-            V_ST(out + o + VW, lg ? V_FNMA(s1, V_EXP(y1), g1) : V_MUL(V_SUB(g1, s1), y1), bf);
+            V g0, g1, y0, y1;
+            V_LD2B(g + o, bf, g0, g1);
+            V_LD2B(y + o, bf, y0, y1);
+            V_ST2B(out + o, lg ? V_FNMA(s0, V_EXPB(y0), g0) : V_MUL(V_SUB(g0, s0), y0),
+                   lg ? V_FNMA(s1, V_EXPB(y1), g1) : V_MUL(V_SUB(g1, s1), y1), bf);
         }
     }
     for (; j < w; j += VW) {
@@ -665,10 +909,10 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
             const int64_t o = a * inner + j;
             gv[a] = l < VW ? V_LDN(g + o, l, bf, 0) : V_LD(g + o, bf);
             yv[a] = l < VW ? V_LDN(y + o, l, bf, 0) : V_LD(y + o, bf);
-            s = V_ADD(s, lg ? gv[a] : V_MUL(gv[a], yv[a]));
+            s = lg ? V_ADD(s, gv[a]) : V_FMAB(gv[a], yv[a], s);
         }
         for (int64_t a = 0; a < axis; a++) {
-            const V v = lg ? V_FNMA(s, V_EXP(yv[a]), gv[a]) : V_MUL(V_SUB(gv[a], s), yv[a]);
+            const V v = lg ? V_FNMA(s, V_EXPB(yv[a]), gv[a]) : V_MUL(V_SUB(gv[a], s), yv[a]);
             uint16_t *d = out + a * inner + j;
             if (l < VW)
                 V_STN(d, v, l, bf);
@@ -682,13 +926,14 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 {
     const rbwd_args *c = (const rbwd_args *)ctx;
     rcol_ws ws;
+    int fast = R_FAST;
     for (int64_t t = t0; t < t1; t++) {
         const r_item_t it = r_item(c->axis, c->inner, c->W, c->nblk, t, t1);
         if (c->axis <= RSMALL && c->inner >= VW) {
-            BF_LG_CALL(SFX(bwd_block_small), c, c, it.base, it.w, it.pf_end);
+            BF_LG_CALL(SFX(bwd_block_small), c, c, it.base, it.w, it.pf_end, &fast);
             continue;
         }
-        BF_LG_CALL(SFX(bwd_block), c, c, it.base, it.w, it.pbase, it.pw, &ws);
+        BF_LG_CALL(SFX(bwd_block), c, c, it.base, it.w, it.pbase, it.pw, &ws, &fast);
     }
     if (c->nt)
         aclk_nt_fence();
@@ -731,3 +976,9 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 #undef R_EXPN4
 #undef R_EXP2
 #undef R_STREAM
+#undef V_EXPB
+#undef V_EXPB_F
+#undef V_FMAB
+#undef V_LD2B
+#undef V_ST2B
+#undef R_OUT

@@ -16,8 +16,8 @@
  * step of the polynomial, which is more accurate unfused); every other multiply and add is rounded
  * on its own, so a file including this header must switch floating-point contraction off before
  * its first #include (see the top of softmax.c). fmaf is correctly rounded by definition, so every
- * clone computes the same bits: the x86-64-v3 and v4 clones in one FMA instruction, the baseline
- * clone through libm's fmaf (which glibc dispatches to the FMA instruction where the CPU has it;
+ * level computes the same bits: the x86-64-v3 and v4 versions in one FMA instruction, the baseline
+ * through libm's fmaf (which glibc dispatches to the FMA instruction where the CPU has it;
  * a slower exact emulation on CPUs without), other architectures natively (aarch64's FMA).
  *
  * Clamps and selects are mask selects (dtype.h): with gcc's default -ftrapping-math a ?: whose
@@ -33,18 +33,51 @@
 
 #include "dtype.h"
 
-/* On x86-64 with gcc and glibc a function marked ACLK_CLONES is built three times (x86-64-v4:
- * AVX-512F/BW/DQ/VL; x86-64-v3: AVX2, FMA, F16C; baseline SSE2) and picked at load time by CPU
- * (ifunc); no -march flag is needed, so a wheel built here runs anywhere. The helpers it calls are forced inline (ACLK_INLINE) so each
- * clone gets its own copy at its vector width. As long as no loop reassociates a reduction
- * and contraction is off, all clones give bit-identical results. Define ACLK_NO_CLONES to
- * build the baseline only. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) && \
-    !defined(ACLK_NO_CLONES)
-#define ACLK_CLONES \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+/* ACLK_LEVELS(name, (params), (args)) { body }: a void function built once per ISA level and
+ * run at the level isa.c picked (aclk_isa_level(): the CPU's best, or what ACLNN_EMU_ISA asks
+ * for). On x86-64 with gcc or clang the body is an always-inline function compiled into three
+ * wrappers: target("arch=x86-64-v4") (AVX-512F/BW/DQ/VL), target("arch=x86-64-v3") (AVX2, FMA,
+ * F16C) and the baseline (SSE2); `name` itself switches on the level once per call (the marked
+ * functions do a chunk of rows or columns each, so the switch costs nothing). No -march flag is
+ * needed, so a wheel built here runs anywhere. The helpers the body calls are forced inline
+ * (ACLK_INLINE) so each wrapper gets its own copy at its vector width. As long as no loop
+ * reassociates a reduction and contraction is off, all levels give bit-identical results.
+ * Elsewhere (aarch64), or with ACLK_NO_CLONES defined, one plain version.
+ * This replaced gcc's target_clones (the same three targets, picked by CPU through an ifunc
+ * when the library loaded), which ACLNN_EMU_ISA could not reach: a forced avx2 or generic run
+ * on an AVX-512 machine still ran the AVX-512 clones.
+ * Each wrapper records its level in aclk_isa_ran (emu_test_isa_ran(), for the tests: which
+ * code the last marked function ran), stored only when it changes, so the cache line stays
+ * shared between threads. */
+#define ACLK_LEVEL_WRAPPER_(attr, name, suffix, level, params, args)                           \
+    attr static void name##suffix params                                                        \
+    {                                                                                           \
+        if (__atomic_load_n(&aclk_isa_ran, __ATOMIC_RELAXED) != (level))                       \
+            __atomic_store_n(&aclk_isa_ran, (level), __ATOMIC_RELAXED);                         \
+        name##_body_ args;                                                                      \
+    }
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(ACLK_NO_CLONES)
+#define ACLK_LEVELS(name, params, args)                                                         \
+    ACLK_INLINE void name##_body_ params;                                                       \
+    ACLK_LEVEL_WRAPPER_(__attribute__((target("arch=x86-64-v4"))), name, _v4_,                  \
+                        ACLK_ISA_AVX512, params, args)                                          \
+    ACLK_LEVEL_WRAPPER_(__attribute__((target("arch=x86-64-v3"))), name, _v3_,                  \
+                        ACLK_ISA_AVX2, params, args)                                            \
+    ACLK_LEVEL_WRAPPER_(, name, _v1_, ACLK_ISA_GENERIC, params, args)                           \
+    static void name params                                                                     \
+    {                                                                                           \
+        switch (aclk_isa_level()) {                                                             \
+        case ACLK_ISA_AVX512: name##_v4_ args; break;                                           \
+        case ACLK_ISA_AVX2: name##_v3_ args; break;                                             \
+        default: name##_v1_ args; break;                                                        \
+        }                                                                                       \
+    }                                                                                           \
+    ACLK_INLINE void name##_body_ params
 #else
-#define ACLK_CLONES
+#define ACLK_LEVELS(name, params, args)                                                         \
+    ACLK_INLINE void name##_body_ params;                                                       \
+    ACLK_LEVEL_WRAPPER_(, name, , ACLK_ISA_GENERIC, params, args)                               \
+    ACLK_INLINE void name##_body_ params
 #endif
 
 /* exp(x - n*ln2) for the integer n nearest x/ln2: Cody-Waite reduction (ln2 in two parts), then

@@ -4,7 +4,8 @@
  * input. tests/test_kernels_c.py builds it with the core's compiler and flags
  * (aclnn_py/_build.py) and checks the figures against the accuracy vecmath.h states:
  *
- *   cc <flags> -Icsrc/include -Icsrc/kernels tests/c/ulp_exp_log.c -o ulp_exp_log -lm
+ *   cc <flags> -Icsrc/include -Icsrc/kernels tests/c/ulp_exp_log.c csrc/kernels/isa.c \
+ *      csrc/kernels/cvt.c -o ulp_exp_log -pthread -lm
  *   ./ulp_exp_log [threads]
  *
  * Output, one line per function:
@@ -31,7 +32,8 @@
  *        log(m) from libm once per significand and k*LN2_HI exact. |r| >= |log m| and
  *        |r| >= |k|*ln2/2, so nothing cancels: error of r below 2 ulp of double.
  * The inner loops run the function under test over a contiguous block, as the kernels do, in
- * the same target clone the kernels use on this CPU (all clones give the same bits).
+ * the code of the ISA level the kernels run at (vecmath.h's ACLK_LEVELS, isa.c's level: the
+ * CPU's best, or ACLNN_EMU_ISA's; all levels give the same bits).
  */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
@@ -124,8 +126,8 @@ ACLK_INLINE void collect(result_t *res, const float *f, const double *err, int n
 /* The array forms' block choice with the specials: blocks of in-domain arguments (-1 ... -80)
    holding one NaN (quiet, signalling, either sign), -inf, or an argument just below
    EXP_NORMAL_MIN, at every position, each form (aclk_vexp_sub1_f32, aclk_vexp_sub_f32) against
-   aclk_exp_neg_f32 element by element, bit for bit. Returns the count of wrong elements. */
-ACLK_CLONES static unsigned long long exp_neg_blocks_bad(void)
+   aclk_exp_neg_f32 element by element, bit for bit. Adds the count of wrong elements to *out. */
+ACLK_LEVELS(exp_neg_blocks_bad, (uint64_t *out), (out))
 {
     const uint32_t odd[] = {0x7FC00000u, 0xFFC00001u, 0x7F800001u, 0xFF812345u, 0xFF800000u,
                             0xC2AC0001u, 0xC2D00000u};
@@ -145,7 +147,7 @@ ACLK_CLONES static unsigned long long exp_neg_blocks_bad(void)
                 bad += (aclk_f32_bits(v[k]) != aclk_f32_bits(want[k])) |
                        (aclk_f32_bits(w[k]) != aclk_f32_bits(want[k]));
         }
-    return bad;
+    *out += bad;
 }
 
 #define CHUNK 512 /* inputs per inner block (the arrays stay in L1) */
@@ -156,7 +158,7 @@ static atomic_ullong neg_mismatch, neg_checked;
    aclk_exp_neg_f32, and the array form aclk_vexp_sub1_f32 (which takes
    aclk_exp_neg_normal_f32 for a block of arguments all in its domain), with aclk_exp_f32 bit
    for bit. */
-ACLK_CLONES static void exp_row(uint32_t sign, uint32_t E, result_t *res)
+ACLK_LEVELS(exp_row, (uint32_t sign, uint32_t E, result_t *res), (sign, E, res))
 {
     static _Thread_local double elo[LOW];
     float f[CHUNK], g[CHUNK], x[CHUNK], v[CHUNK];
@@ -193,7 +195,7 @@ ACLK_CLONES static void exp_row(uint32_t sign, uint32_t E, result_t *res)
 /* ------------------------------------------------------------------------------ log ---- */
 
 /* all positive normal inputs whose significand bits are in [j0, j0 + LOG_BLOCK) */
-ACLK_CLONES static void log_block(uint32_t j0, result_t *res)
+ACLK_LEVELS(log_block, (uint32_t j0, result_t *res), (j0, res))
 {
     float f[NEXP];
     double err[NEXP], khi[2][NEXP], klo[2][NEXP];
@@ -266,7 +268,7 @@ static uint64_t specials(int is_log)
             }
         bad += aclk_f32_bits(aclk_exp_neg_f32(-INFINITY)) != 0u;
         bad += aclk_f32_bits(aclk_exp_neg_f32(0.0f)) != aclk_f32_bits(aclk_exp_f32(0.0f));
-        bad += exp_neg_blocks_bad();
+        exp_neg_blocks_bad(&bad);
     }
     return bad;
 }
