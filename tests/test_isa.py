@@ -516,3 +516,63 @@ def test_int8_softmax_bits_are_pinned_at_every_level(levels):
         diff = [k for k in pinned if pinned[k] != d[k]]
         assert not diff, (f"ACLNN_EMU_ISA={lv} with {threads} threads: {len(diff)} int8 softmax "
                           f"outputs changed their bytes: {diff[:8]}")
+
+
+# Rows (inner == 1) of the fused int8 path whose inputs span little are summed in any order and
+# their outputs looked up in a per-row table (softmax_ex.c, "rows"): their bytes against the
+# general float32 path's on the same rows, made to take it by an identity post-op (linear 1, 0:
+# d * 1 + 0 is d, but for the sign of a zero, which the rounding drops). Every span 0 .. 15 and
+# some wider ones, lengths on both sides of the vector widths and of the longest row whose sum is
+# exact at that span (4096 at span 12, 2048 at 13, 512 at 14, 256 at 15), rows of several spans in
+# one call.
+INT8_ROWS_CODE = r'''
+import json, sys
+import numpy as np
+from aclnn_py._emu import ffi, lib
+
+lib.aclk_set_num_threads(int(sys.argv[1]))
+I8, U8 = 2, 4
+LENGTHS = [1, 2, 15, 17, 31, 33, 63, 64, 65, 100, 255, 257, 513, 2047, 2049, 4096, 4097, 9001]
+SPANS = list(range(16)) + [16, 19, 31, 40, 255]
+SCALES = [(64.0, 0.5, I8), (1.0, 1.0, U8), (float("inf"), 1.0, I8), (-50.0, 0.25, I8),
+          (3.0, 0.003, U8), (1.0, 1.0, I8), (16.0, 1.0, I8), (-8.0, 0.5, U8)]  # the last three
+# keep log-softmax's outputs (-log(L) and below) off the saturation
+bad, n = [], 0
+for L in LENGTHS:
+    rng = np.random.default_rng(L)
+    rows = []
+    for s in SPANS:  # two rows per span, each holding its min and max
+        for _ in range(2):
+            lo = int(rng.integers(-128, 128 - s))
+            r = rng.integers(lo, lo + s + 1, size=L)
+            r[rng.integers(L)], r[rng.integers(L)] = lo, lo + s
+            rows.append(r)
+    x = np.array(rows, dtype=np.int16).astype(np.int8)
+    p = ffi.new("emu_softmax_ex_args *")
+    p.outer, p.axis, p.inner, p.ndim, p.dim = x.shape[0], L, 1, 2, 1
+    p.shape[0], p.shape[1] = x.shape
+    for ss, ds, ddt in SCALES:
+        for lg in (0, 1):
+            got = []
+            for post in (0, 1):
+                p.log, p.src_scale, p.dst_scale, p.n_post = lg, ss, ds, post
+                p.post[0].alg, p.post[0].alpha, p.post[0].beta = 2, 1.0, 0.0
+                y = np.zeros(x.shape, np.int8 if ddt == I8 else np.uint8)
+                assert lib.aclk_softmax_ex(p, I8, ffi.from_buffer(x), ffi.NULL, ddt,
+                                           ffi.from_buffer(y)) == 0
+                got.append(y)
+            n += 1
+            rows_bad = np.nonzero((got[0] != got[1]).any(axis=1))[0]
+            if rows_bad.size:
+                bad.append(f"L={L} {ss:g}/{ds:g} dst={ddt} log={lg} rows {rows_bad[:4].tolist()}")
+print(json.dumps({"isa": ffi.string(lib.aclk_isa_name()).decode(), "cases": n, "bad": bad}))
+'''
+
+
+def test_int8_rows_match_the_general_path_at_every_level(levels):
+    for lv, threads in [(lv, 1) for lv in levels] + [(levels[-1], 2)]:
+        d = json.loads(_python(INT8_ROWS_CODE, lv, str(threads)).splitlines()[-1])
+        assert d["isa"] == lv
+        assert d["cases"] == 18 * 8 * 2
+        assert not d["bad"], (f"ACLNN_EMU_ISA={lv} with {threads} threads: int8 rows that differ "
+                              f"from the general path: {d['bad'][:8]}")

@@ -221,6 +221,7 @@ typedef struct {
     int64_t outer, axis, inner, W, nblk;
     const float *etab; /* int8 / uint8 src: exp_table, else NULL */
     const float *etabr; /* the int8 path's log-softmax: etab with entry 0 set to 0 */
+    const int64_t *rowlim; /* the int8 path: rows of up to rowlim[span] elements sum exactly */
 } ex_ctx;
 
 /* int8 / uint8 inputs: x - max is an integer in [-255, 0], so exp(x - max) is one of 256
@@ -965,15 +966,19 @@ static void chunk_f64(void *ctx, int64_t t0, int64_t t1)
  *   - log-softmax's lse_of per column through lse_cols (a vectorised log1p and a rounding
  *     test; libm only where the test cannot decide);
  *   - the output pass scales, rounds and saturates as quant_f32 (NaN -> 0, clamp, the 1.5*2^23
- *     add, an exact truncation) and stores the bytes.
+ *     add, an exact truncation) and stores the bytes; the vector loops multiply by both scales
+ *     always (a scale of 1 multiplies exactly) and take log-softmax or not as a constant;
+ *   - rows (inner == 1) whose exps sum exactly in any order (inputs spanning up to about 12
+ *     on long rows, see "rows" below) skip the lanes: max, min and sum in registers, outputs
+ *     from a per-row table of output bytes by max - x (a byte shuffle).
  * It was 1.3-4x the float32 strict kernel's time on the same shape (the scalar exp the
  * compiler made of item_f32's inlined vector exp in chunk_f32, a float32 copy of each block,
- * the output's separate scale and store loops, a libm log1p per column of a short axis).
+ * the output's separate scale and store loops, a libm log1p per column of a short axis); then
+ * up to 1.6x on rows (512 float64 lanes set up, folded and copied per row).
  * Levels: AVX-512 and AVX2 intrinsics (target attributes, cvt_x86.h), with their tails shorter
- * than a vector in the scalar table loops (i8_*_tab, the same bits); the portable level (built
- * as ACLK_CLONES) computes the exps with the vector exp and keeps them between the passes, as
- * the float32 kernel does (a table lookup is a gather there, which compilers tuned for generic
- * x86-64 turn into scalar loads). inf_as_zero does nothing here (no int8 is -inf). */
+ * than a vector in the scalar table loops (i8_*_tab, the same bits); the portable level
+ * (chunk_i8_gen, built for the baseline only) looks the exps up in scalar loops on x86 and
+ * computes them with the vector exp elsewhere (see i8_sums_g). inf_as_zero does nothing here (no int8 is -inf). */
 
 typedef struct {
     int8_t mx[SEG], mn[SEG];
@@ -1045,10 +1050,14 @@ ACLK_INLINE double log1p_approx(double q)
     return (e * 0.69314718055994530942 + lm) + cr;
 }
 
-/* log-softmax's factor (float)lse_of(k, rest) for n columns: lse_of calls libm's log and log1p,
-   which took over half the time of an int8 log-softmax over a short axis (16 elements: one call
-   per 16 outputs). Each column is first computed by log1p_approx (log(k) + log1p(rest / k), within
-   2^-48 of lse_of's double); when every value within 2^-40 of it rounds to the same float, that
+/* log-softmax's factor (float)lse_of(k, rest) for n columns (k >= 1: an int8 column always has
+   an element at its max): lse_of calls libm's log and log1p, which took over half the time of an
+   int8 log-softmax over a short axis (16 elements: one call per 16 outputs). Each column is
+   first computed as log(k + rest) = log1p_approx((k - 1) + rest) (k - 1 exact, the add rounded
+   once: within 2^-51 relative of lse_of's double over k in [1, 4096] and rest from 0 to 4096,
+   rest as small as 1e-12 included, in a check against glibc's log and log1p; a second
+   log1p_approx of rest / k with its divide took a third of a log-softmax over dim 0 of
+   (16, 1000, 1000) before); when every value within 2^-40 of it rounds to the same float, that
    float is lse_of's too (rounding is monotonic), otherwise (about one column in 2^16) lse_of
    itself is called. */
 ACLK_INLINE void lse_cols(const double *restrict k, const double *restrict rest,
@@ -1056,7 +1065,7 @@ ACLK_INLINE void lse_cols(const double *restrict k, const double *restrict rest,
 {
     double a[SEG]; /* n <= SEG. Two loops: the AVX2 clone vectorised neither part of one */
     for (int64_t j = 0; j < n; j++)
-        a[j] = log1p_approx(k[j] - 1.0) + log1p_approx(rest[j] / k[j]);
+        a[j] = log1p_approx((k[j] - 1.0) + rest[j]);
     int any = 0;
     for (int64_t j = 0; j < n; j++) {
         const double d = a[j] * 0x1p-40;
@@ -1130,14 +1139,20 @@ ACLK_INLINE void i8_out_tab(const ex_ctx *c, const int8_t *restrict x, const int
     }
 }
 
-/* The portable level's segment loops: a table lookup is a gather there (scalar loads at the
-   compiler's generic tuning), so the exps are the vector exp of x - max (the same bits, see
-   exp_table), computed once: pass 2 keeps them in e (the block's place in thread scratch, or a
-   segment buffer that pass 3 recomputes) */
+/* The portable level's segment loops. On x86 the table loops above: the portable level there
+   has no FMA, so the vector exp's fmaf is a libm call per element (0.45 s for 4096 x 4096 on
+   one core, against 0.05 s for the table's scalar loads). Elsewhere (aarch64: NEON with FMA)
+   the exps are the vector exp of x - max (the same bits, see exp_table), computed once: pass 2
+   keeps them in e (the block's place in thread scratch, or a segment buffer that pass 3
+   recomputes) */
 ACLK_INLINE void i8_sums_g(const ex_ctx *c, const int8_t *restrict x,
                            const int8_t *restrict m, int64_t n, double *restrict s,
                            int32_t *restrict kc, float *restrict d, float *restrict e)
 {
+#if defined(ACLK_X86)
+    (void)d, (void)e;
+    i8_sums_tab(c, x, m, 0, n, s, kc);
+#else
     for (int64_t k = 0; k < n; k++)
         d[k] = (float)(x[k] - m[k]);
     aclk_vexp_sub1_f32(d, 0.0f, e, n);
@@ -1150,12 +1165,17 @@ ACLK_INLINE void i8_sums_g(const ex_ctx *c, const int8_t *restrict x,
         for (int64_t k = 0; k < n; k++)
             s[k] += (double)e[k];
     }
+#endif
 }
 
 ACLK_INLINE void i8_out_g(const ex_ctx *c, const int8_t *restrict x, const int8_t *restrict m,
                           const float *restrict fac, int64_t n, uint8_t *restrict y,
                           float *restrict d, const float *restrict e)
 {
+#if defined(ACLK_X86)
+    (void)d, (void)e;
+    i8_out_tab(c, x, m, fac, 0, n, y);
+#else
     const float ss = c->p->src_scale, inv = 1.0f / c->p->dst_scale;
     const int su = ss != 1.0f, iu = inv != 1.0f;
     const float lo = c->ddt == ACLK_U8 ? 0.0f : -128.0f, hi = c->ddt == ACLK_U8 ? 255.0f : 127.0f;
@@ -1172,6 +1192,119 @@ ACLK_INLINE void i8_out_g(const ex_ctx *c, const int8_t *restrict x, const int8_
         for (int64_t k = 0; k < n; k++)
             y[k] = i8_quant(e[k] * fac[k], ss, su, inv, iu, lo, hi);
     }
+#endif
+}
+
+/* ----- rows (inner == 1) summed in any order
+ * A row of n elements whose int8 values span s = max - min sums n exps etab[j] (log-softmax:
+ * etabr[j]) with j in [0, s]. Each nonzero one is a multiple of u, the smallest unit in the last
+ * place among etab[0 .. s], and at most t = max(etab[0 .. s]) (1, etab[0]), so every partial
+ * sum of them, in whatever order, is a multiple of u no larger than n*t, which a float64 holds
+ * exactly when n*t <= 2^53 * u: then every order of the adds gives the exact sum, the one
+ * item_f32's lanes and folds give too (so do its integer counts at the max, exact in any
+ * order). row_limits gives the longest such row per span: 2^18 elements at span 8 (etab[8] is
+ * 3.4e-4, u = 2^-35), 4096 at 12, 256 at 15, none once a subnormal exp is in the row (about
+ * s > 87). Such a row is summed in registers (AVX-512, AVX2) or a few scalar accumulators (the
+ * portable level) instead of item_f32's 512 lanes, set up, folded and copied per row.
+ * Its outputs depend on j alone: a table q[j] of its s + 1 output bytes, each by i8_out_tab's
+ * formula with the row's factor, is made once per row and looked up (a byte shuffle at AVX-512
+ * and AVX2, where s <= 15 is the table of one shuffle). */
+static void row_limits(const float *t, int64_t *lim)
+{
+    double umin = 1.0, tmax = 0.0;
+    for (int s = 0; s < EXP_TAB; s++) {
+        if (t[s] > 0.0f) {
+            const uint32_t e = (aclk_f32_bits(t[s]) >> 23) & 0xff; /* ulp 2^(e - 150), e > 0 */
+            const double u = aclk_bits_f64((uint64_t)(e ? e - 150 + 1023 : 1023 - 149) << 52);
+            umin = u < umin ? u : umin;
+            tmax = t[s] > tmax ? (double)t[s] : tmax;
+        }
+        const double l = tmax > 0.0 ? umin * 0x1p53 / tmax : 0x1p62; /* exact: powers of 2 */
+        lim[s] = l >= 0x1p62 ? INT64_MAX : (int64_t)l;
+    }
+}
+
+/* the row factor from its exact sum (log-softmax: of the exps off the max) and count at the
+   max: i8_factor's for one column */
+ACLK_INLINE float row_factor(const ex_ctx *c, double s, int64_t cnt)
+{
+    if (c->lg) {
+        const double k = (double)cnt;
+        float f;
+        lse_cols(&k, &s, &f, 1);
+        return f;
+    }
+    return (float)(1.0 / s);
+}
+
+/* q[j] for j <= top: the output byte of an element max - j of a row with factor fac */
+ACLK_INLINE void row_qtab(const ex_ctx *c, float fac, int top, uint8_t *restrict q)
+{
+    const float ss = c->p->src_scale, inv = 1.0f / c->p->dst_scale;
+    const int su = ss != 1.0f, iu = inv != 1.0f;
+    const float lo = c->ddt == ACLK_U8 ? 0.0f : -128.0f, hi = c->ddt == ACLK_U8 ? 255.0f : 127.0f;
+    for (int j = 0; j <= top; j++) {
+        const float d = c->lg ? (float)(-j) - fac : c->etab[j] * fac;
+        q[j] = i8_quant(d, ss, su, inv, iu, lo, hi);
+    }
+}
+
+/* the scalar part [k0, n) of a row's max / min, exp sum and count at the max, and output */
+ACLK_INLINE void row_stats_tail(const int8_t *restrict x, int64_t k0, int64_t n, int *mx, int *mn)
+{
+    int a = *mx, b = *mn;
+    for (int64_t k = k0; k < n; k++) {
+        a = x[k] > a ? x[k] : a;
+        b = x[k] < b ? x[k] : b;
+    }
+    *mx = a, *mn = b;
+}
+
+ACLK_INLINE double row_sum_tail(const int8_t *restrict x, int64_t k0, int64_t n, int m,
+                                const float *restrict t, int64_t *cnt)
+{
+    double s = 0.0;
+    int64_t z = 0;
+    for (int64_t k = k0; k < n; k++) {
+        s += (double)t[m - x[k]];
+        z += x[k] == m;
+    }
+    *cnt += z;
+    return s;
+}
+
+ACLK_INLINE void row_out_tail(const int8_t *restrict x, int64_t k0, int64_t n, int m,
+                              const uint8_t *restrict q, uint8_t *restrict y)
+{
+    for (int64_t k = k0; k < n; k++)
+        y[k] = q[m - x[k]];
+}
+
+/* the portable level's row: any span whose sum is exact (four accumulators), outputs by the
+   table when the row has more elements than it has entries; 0 (nothing done) otherwise */
+ACLK_INLINE int i8_row_g(const ex_ctx *c, const int8_t *restrict x, uint8_t *restrict y)
+{
+    const int64_t n = c->axis;
+    int mx = INT8_MIN, mn = INT8_MAX;
+    row_stats_tail(x, 0, n, &mx, &mn);
+    const int span = mx - mn;
+    if (n > c->rowlim[span] || span >= n)
+        return 0;
+    const float *restrict t = c->lg ? c->etabr : c->etab;
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int64_t cnt = 0, k = 0;
+    for (; k + 4 <= n; k += 4) {
+        s0 += (double)t[mx - x[k]];
+        s1 += (double)t[mx - x[k + 1]];
+        s2 += (double)t[mx - x[k + 2]];
+        s3 += (double)t[mx - x[k + 3]];
+        cnt += (x[k] == mx) + (x[k + 1] == mx) + (x[k + 2] == mx) + (x[k + 3] == mx);
+    }
+    const double s = ((s0 + s1) + (s2 + s3)) + row_sum_tail(x, k, n, mx, t, &cnt);
+    uint8_t q[EXP_TAB];
+    row_qtab(c, row_factor(c, s, cnt), span, q);
+    row_out_tail(x, 0, n, mx, q, y);
+    return 1;
 }
 
 #if defined(ACLK_X86)
@@ -1194,9 +1327,9 @@ ACLK_AVX512_INLINE __m512 i8_exp512(__m512i j, int span, __m512 t0, __m512 t1, c
 }
 
 ACLK_AVX512_INLINE void i8_sums_512(const ex_ctx *c, const int8_t *x, const int8_t *m,
-                                    int64_t n, int span, double *s, int32_t *kc)
+                                    int64_t n, int span, double *s, int32_t *kc, int lg)
 {
-    const float *t = c->lg ? c->etabr : c->etab;
+    const float *t = lg ? c->etabr : c->etab;
     const __m512 t0 = _mm512_loadu_ps(t), t1 = _mm512_loadu_ps(t + 16);
     const __m512i one = _mm512_set1_epi32(1);
     int64_t k = 0;
@@ -1207,7 +1340,7 @@ ACLK_AVX512_INLINE void i8_sums_512(const ex_ctx *c, const int8_t *x, const int8
                                               _mm512_cvtps_pd(_mm512_castps512_ps256(e))));
         _mm512_storeu_pd(s + k + 8, _mm512_add_pd(_mm512_loadu_pd(s + k + 8),
                                                   _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1))));
-        if (c->lg) {
+        if (lg) {
             const __mmask16 top = _mm512_cmpeq_epi32_mask(j, _mm512_setzero_si512());
             if (top) {
                 const __m512i n0 = _mm512_loadu_si512((const void *)(kc + k));
@@ -1219,10 +1352,9 @@ ACLK_AVX512_INLINE void i8_sums_512(const ex_ctx *c, const int8_t *x, const int8
 }
 
 ACLK_AVX512_INLINE void i8_out_512(const ex_ctx *c, const int8_t *x, const int8_t *m,
-                                   const float *fac, int64_t n, int span, uint8_t *y)
+                                   const float *fac, int64_t n, int span, uint8_t *y, int lg)
 {
     const float ss = c->p->src_scale, inv = 1.0f / c->p->dst_scale;
-    const int su = ss != 1.0f, iu = inv != 1.0f, lg = c->lg;
     const __m512 vss = _mm512_set1_ps(ss), vinv = _mm512_set1_ps(inv);
     const __m512 lo = _mm512_set1_ps(c->ddt == ACLK_U8 ? 0.0f : -128.0f);
     const __m512 hi = _mm512_set1_ps(c->ddt == ACLK_U8 ? 255.0f : 127.0f);
@@ -1236,10 +1368,8 @@ ACLK_AVX512_INLINE void i8_out_512(const ex_ctx *c, const int8_t *x, const int8_
         __m512 d = lg ? _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_setzero_si512(),
                                                                           j)), f)
                       : _mm512_mul_ps(i8_exp512(j, span, t0, t1, t), f);
-        if (su)
-            d = _mm512_mul_ps(d, vss);
-        if (iu)
-            d = _mm512_mul_ps(d, vinv);
+        /* a scale of 1 multiplies exactly (i8_quant skips it: the same bytes) */
+        d = _mm512_mul_ps(_mm512_mul_ps(d, vss), vinv);
         d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), d, zero);
         d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, lo, _CMP_LT_OQ), d, lo);
         d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, hi, _CMP_GT_OQ), d, hi);
@@ -1269,9 +1399,9 @@ ACLK_AVX2_INLINE __m256 i8_exp256(__m256i j, int span, __m256 t0, __m256 t1, con
 }
 
 ACLK_AVX2_INLINE void i8_sums_256(const ex_ctx *c, const int8_t *x, const int8_t *m,
-                                  int64_t n, int span, double *s, int32_t *kc)
+                                  int64_t n, int span, double *s, int32_t *kc, int lg)
 {
-    const float *t = c->lg ? c->etabr : c->etab;
+    const float *t = lg ? c->etabr : c->etab;
     const __m256 t0 = _mm256_loadu_ps(t), t1 = _mm256_loadu_ps(t + 8);
     int64_t k = 0;
     for (; k + 8 <= n; k += 8) {
@@ -1281,7 +1411,7 @@ ACLK_AVX2_INLINE void i8_sums_256(const ex_ctx *c, const int8_t *x, const int8_t
                                               _mm256_cvtps_pd(_mm256_castps256_ps128(e))));
         _mm256_storeu_pd(s + k + 4, _mm256_add_pd(_mm256_loadu_pd(s + k + 4),
                                                   _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
-        if (c->lg) { /* the compare's -1 where j == 0, subtracted */
+        if (lg) { /* the compare's -1 where j == 0, subtracted */
             const __m256i n0 = _mm256_loadu_si256((const __m256i *)(kc + k));
             const __m256i top = _mm256_cmpeq_epi32(j, _mm256_setzero_si256());
             _mm256_storeu_si256((__m256i *)(kc + k), _mm256_sub_epi32(n0, top));
@@ -1291,10 +1421,10 @@ ACLK_AVX2_INLINE void i8_sums_256(const ex_ctx *c, const int8_t *x, const int8_t
 }
 
 ACLK_AVX2_INLINE void i8_out_256(const ex_ctx *c, const int8_t *x, const int8_t *m,
-                                 const float *fac, int64_t n, int span, uint8_t *y)
+                                 const float *fac, int64_t n, int span, uint8_t *y, int lg)
 {
     const float ss = c->p->src_scale, inv = 1.0f / c->p->dst_scale;
-    const int su = ss != 1.0f, iu = inv != 1.0f, lg = c->lg, u8 = c->ddt == ACLK_U8;
+    const int u8 = c->ddt == ACLK_U8;
     const __m256 vss = _mm256_set1_ps(ss), vinv = _mm256_set1_ps(inv);
     const __m256 lo = _mm256_set1_ps(u8 ? 0.0f : -128.0f);
     const __m256 hi = _mm256_set1_ps(u8 ? 255.0f : 127.0f);
@@ -1308,10 +1438,7 @@ ACLK_AVX2_INLINE void i8_out_256(const ex_ctx *c, const int8_t *x, const int8_t 
         __m256 d = lg ? _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_setzero_si256(),
                                                                           j)), f)
                       : _mm256_mul_ps(i8_exp256(j, span, t0, t1, t), f);
-        if (su)
-            d = _mm256_mul_ps(d, vss);
-        if (iu)
-            d = _mm256_mul_ps(d, vinv);
+        d = _mm256_mul_ps(_mm256_mul_ps(d, vss), vinv);
         d = _mm256_blendv_ps(d, zero, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));
         d = _mm256_blendv_ps(d, lo, _mm256_cmp_ps(d, lo, _CMP_LT_OQ));
         d = _mm256_blendv_ps(d, hi, _mm256_cmp_ps(d, hi, _CMP_GT_OQ));
@@ -1323,10 +1450,162 @@ ACLK_AVX2_INLINE void i8_out_256(const ex_ctx *c, const int8_t *x, const int8_t 
     }
     i8_out_tab(c, x, m, fac, k, n, y);
 }
+
+/* ----- rows at AVX-512 and AVX2 (see "rows" above): inputs spanning up to 15 */
+/* the largest of 16 int8 */
+ACLK_AVX2_INLINE int hmax_epi8(__m128i a)
+{
+    a = _mm_max_epi8(a, _mm_srli_si128(a, 8));
+    a = _mm_max_epi8(a, _mm_srli_si128(a, 4));
+    a = _mm_max_epi8(a, _mm_srli_si128(a, 2));
+    a = _mm_max_epi8(a, _mm_srli_si128(a, 1));
+    return (int8_t)_mm_cvtsi128_si32(a);
+}
+
+/* the row's exp sum and count at the max (lg), 32 elements a step, in registers */
+ACLK_AVX512_INLINE double row_sum512(const int8_t *x, int64_t n, int m, const float *t, int lg,
+                                     int64_t *cnt)
+{
+    const __m128i vm = _mm_set1_epi8((char)m);
+    const __m512 t0 = _mm512_loadu_ps(t);
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
+    __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+    __m512i kc = zero;
+    int64_t k = 0;
+    for (; k + 32 <= n; k += 32) {
+        const __m512i j0 = _mm512_cvtepu8_epi32(
+            _mm_sub_epi8(vm, _mm_loadu_si128((const __m128i *)(x + k))));
+        const __m512i j1 = _mm512_cvtepu8_epi32(
+            _mm_sub_epi8(vm, _mm_loadu_si128((const __m128i *)(x + k + 16))));
+        const __m512 e0 = _mm512_permutexvar_ps(j0, t0), e1 = _mm512_permutexvar_ps(j1, t0);
+        a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm512_castps512_ps256(e0)));
+        a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e0, 1)));
+        a2 = _mm512_add_pd(a2, _mm512_cvtps_pd(_mm512_castps512_ps256(e1)));
+        a3 = _mm512_add_pd(a3, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e1, 1)));
+        if (lg) {
+            kc = _mm512_mask_add_epi32(kc, _mm512_cmpeq_epi32_mask(j0, zero), kc, one);
+            kc = _mm512_mask_add_epi32(kc, _mm512_cmpeq_epi32_mask(j1, zero), kc, one);
+        }
+    }
+    *cnt = lg ? _mm512_reduce_add_epi32(kc) : 0;
+    return _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(a0, a1), _mm512_add_pd(a2, a3))) +
+           row_sum_tail(x, k, n, m, t, cnt);
+}
+
+ACLK_AVX512_INLINE int i8_row_512(const ex_ctx *c, const int8_t *x, uint8_t *y)
+{
+    const int64_t n = c->axis;
+    const __m512i ones = _mm512_set1_epi8(-1);
+    __m512i vmx = _mm512_set1_epi8(INT8_MIN), vmn = vmx; /* vmn: the max of ~x = -1 - x */
+    int64_t k = 0;
+    for (; k + 64 <= n; k += 64) {
+        const __m512i v = _mm512_loadu_si512((const void *)(x + k));
+        vmx = _mm512_max_epi8(vmx, v);
+        vmn = _mm512_max_epi8(vmn, _mm512_xor_si512(v, ones));
+    }
+    const __m256i h = _mm256_max_epi8(_mm512_castsi512_si256(vmx),
+                                      _mm512_extracti64x4_epi64(vmx, 1));
+    const __m256i l = _mm256_max_epi8(_mm512_castsi512_si256(vmn),
+                                      _mm512_extracti64x4_epi64(vmn, 1));
+    int mx = hmax_epi8(_mm_max_epi8(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+    int mn = -1 - hmax_epi8(_mm_max_epi8(_mm256_castsi256_si128(l),
+                                         _mm256_extracti128_si256(l, 1)));
+    row_stats_tail(x, k, n, &mx, &mn);
+    const int span = mx - mn;
+    if (span > 15 || n > c->rowlim[span])
+        return 0;
+    int64_t cnt;
+    const double s = c->lg ? row_sum512(x, n, mx, c->etabr, 1, &cnt)
+                           : row_sum512(x, n, mx, c->etab, 0, &cnt);
+    uint8_t q[16];
+    row_qtab(c, row_factor(c, s, cnt), 15, q);
+    const __m512i vq = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)q));
+    const __m512i vm = _mm512_set1_epi8((char)mx);
+    for (k = 0; k + 64 <= n; k += 64) {
+        const __m512i j = _mm512_sub_epi8(vm, _mm512_loadu_si512((const void *)(x + k)));
+        _mm512_storeu_si512((void *)(y + k), _mm512_shuffle_epi8(vq, j));
+    }
+    row_out_tail(x, k, n, mx, q, y);
+    return 1;
+}
+
+/* AVX2: t[j] for j <= 7 one permute (two: 15, as i8_exp256) */
+ACLK_AVX2_INLINE double row_sum256(const int8_t *x, int64_t n, int m, const float *t, int two,
+                                   int lg, int64_t *cnt)
+{
+    const __m128i vm = _mm_set1_epi8((char)m);
+    const __m256 t0 = _mm256_loadu_ps(t), t1 = _mm256_loadu_ps(t + 8);
+    const __m256i zero = _mm256_setzero_si256();
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+    __m256i kc = zero;
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        const __m128i jb = _mm_sub_epi8(vm, _mm_loadu_si128((const __m128i *)(x + k)));
+        const __m256i j0 = _mm256_cvtepu8_epi32(jb);
+        const __m256i j1 = _mm256_cvtepu8_epi32(_mm_srli_si128(jb, 8));
+        const __m256 e0 = i8_exp256(j0, two ? 15 : 7, t0, t1, t);
+        const __m256 e1 = i8_exp256(j1, two ? 15 : 7, t0, t1, t);
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(e0)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(e0, 1)));
+        a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm256_castps256_ps128(e1)));
+        a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm256_extractf128_ps(e1, 1)));
+        if (lg) /* the compare's -1 where j == 0, subtracted */
+            kc = _mm256_sub_epi32(_mm256_sub_epi32(kc, _mm256_cmpeq_epi32(j0, zero)),
+                                  _mm256_cmpeq_epi32(j1, zero));
+    }
+    int64_t z = 0;
+    if (lg) {
+        int32_t kv[8];
+        _mm256_storeu_si256((__m256i *)kv, kc);
+        for (int i = 0; i < 8; i++)
+            z += kv[i];
+    }
+    *cnt = z;
+    double av[4];
+    _mm256_storeu_pd(av, _mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
+    return ((av[0] + av[1]) + (av[2] + av[3])) + row_sum_tail(x, k, n, m, t, cnt);
+}
+
+ACLK_AVX2_INLINE int i8_row_256(const ex_ctx *c, const int8_t *x, uint8_t *y)
+{
+    const int64_t n = c->axis;
+    const __m256i ones = _mm256_set1_epi8(-1);
+    __m256i vmx = _mm256_set1_epi8(INT8_MIN), vmn = vmx; /* vmn: the max of ~x */
+    int64_t k = 0;
+    for (; k + 32 <= n; k += 32) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(x + k));
+        vmx = _mm256_max_epi8(vmx, v);
+        vmn = _mm256_max_epi8(vmn, _mm256_xor_si256(v, ones));
+    }
+    int mx = hmax_epi8(_mm_max_epi8(_mm256_castsi256_si128(vmx),
+                                         _mm256_extracti128_si256(vmx, 1)));
+    int mn = -1 - hmax_epi8(_mm_max_epi8(_mm256_castsi256_si128(vmn),
+                                              _mm256_extracti128_si256(vmn, 1)));
+    row_stats_tail(x, k, n, &mx, &mn);
+    const int span = mx - mn;
+    if (span > 15 || n > c->rowlim[span])
+        return 0;
+    int64_t cnt;
+    const float *t = c->lg ? c->etabr : c->etab;
+    const double s = span <= 7 ? (c->lg ? row_sum256(x, n, mx, t, 0, 1, &cnt)
+                                        : row_sum256(x, n, mx, t, 0, 0, &cnt))
+                               : (c->lg ? row_sum256(x, n, mx, t, 1, 1, &cnt)
+                                        : row_sum256(x, n, mx, t, 1, 0, &cnt));
+    uint8_t q[16];
+    row_qtab(c, row_factor(c, s, cnt), 15, q);
+    const __m256i vq = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)q));
+    const __m256i vm = _mm256_set1_epi8((char)mx);
+    for (k = 0; k + 32 <= n; k += 32) {
+        const __m256i j = _mm256_sub_epi8(vm, _mm256_loadu_si256((const __m256i *)(x + k)));
+        _mm256_storeu_si256((__m256i *)(y + k), _mm256_shuffle_epi8(vq, j));
+    }
+    row_out_tail(x, k, n, mx, q, y);
+    return 1;
+}
 #endif
 
 /* the chunk of items at one level: SUMS / OUT are its vector segment loops */
-#define I8_CHUNK(NAME, ATTR, SUMS, OUT)                                                       \
+#define I8_CHUNK(NAME, ATTR, ROW, SUMS, OUT)                                                  \
     ATTR static void NAME(void *ctx, int64_t t0, int64_t t1)                                  \
     {                                                                                         \
         const ex_ctx *c = (const ex_ctx *)ctx;                                                \
@@ -1337,23 +1616,34 @@ ACLK_AVX2_INLINE void i8_out_256(const ex_ctx *c, const int8_t *x, const int8_t 
             const int64_t o = t / c->nblk, i0 = (t % c->nblk) * c->W;                         \
             const blk_t b = block_geom(c->axis, c->inner, i0, c->W);                          \
             const int64_t base = o * c->axis * c->inner + i0;                                 \
+            if (c->inner == 1 && ROW(c, x + base, y + base))                                  \
+                continue;                                                                     \
             const int span = i8_stats(c, x + base, b, &ws);                                   \
             for (int64_t k = 0; k < b.S; k++)                                                 \
                 ws.sacc[k] = 0.0, ws.kcnt[k] = 0;                                             \
-            for (int64_t a0 = 0; a0 < c->axis; a0 += b.R)                                     \
-                SUMS(c, x + base + a0 * c->inner, ws.mx, min64(b.R, c->axis - a0) * b.w,      \
-                     span, ws.sacc, ws.kcnt);                                                 \
+            for (int64_t a0 = 0; a0 < c->axis; a0 += b.R) {                                   \
+                const int8_t *xs = x + base + a0 * c->inner;                                  \
+                const int64_t len = min64(b.R, c->axis - a0) * b.w;                           \
+                if (c->lg) /* log-softmax or not as a constant in each copy of the loop */    \
+                    SUMS(c, xs, ws.mx, len, span, ws.sacc, ws.kcnt, 1);                       \
+                else                                                                          \
+                    SUMS(c, xs, ws.mx, len, span, ws.sacc, ws.kcnt, 0);                       \
+            }                                                                                 \
             i8_factor(c, b, &ws);                                                             \
             for (int64_t a0 = 0; a0 < c->axis; a0 += b.R) {                                   \
                 const int64_t off = base + a0 * c->inner;                                     \
-                OUT(c, x + off, ws.mx, ws.fac, min64(b.R, c->axis - a0) * b.w, span, y + off); \
+                const int64_t len = min64(b.R, c->axis - a0) * b.w;                           \
+                if (c->lg)                                                                    \
+                    OUT(c, x + off, ws.mx, ws.fac, len, span, y + off, 1);                    \
+                else                                                                          \
+                    OUT(c, x + off, ws.mx, ws.fac, len, span, y + off, 0);                    \
             }                                                                                 \
         }                                                                                     \
     }
 
 #if defined(ACLK_X86)
-I8_CHUNK(chunk_i8_avx2, ACLK_TARGET_AVX2, i8_sums_256, i8_out_256)
-I8_CHUNK(chunk_i8_avx512, ACLK_TARGET_AVX512, i8_sums_512, i8_out_512)
+I8_CHUNK(chunk_i8_avx2, ACLK_TARGET_AVX2, i8_row_256, i8_sums_256, i8_out_256)
+I8_CHUNK(chunk_i8_avx512, ACLK_TARGET_AVX512, i8_row_512, i8_sums_512, i8_out_512)
 #endif
 #undef I8_CHUNK
 
@@ -1375,6 +1665,8 @@ static void chunk_i8_gen(void *ctx, int64_t t0, int64_t t1) /* generic level onl
         const int64_t o = t / c->nblk, i0 = (t % c->nblk) * c->W;
         const blk_t b = block_geom(c->axis, c->inner, i0, c->W);
         const int64_t base = o * c->axis * c->inner + i0;
+        if (c->inner == 1 && i8_row_g(c, x + base, y + base))
+            continue;
         const int keep = eblk && c->axis * b.w <= cap;
         i8_stats(c, x + base, b, &ws);
         for (int64_t k = 0; k < b.S; k++)
@@ -1472,10 +1764,14 @@ int aclk_softmax_ex(const emu_softmax_ex_args *p, int src_dtype, const void *x,
         memcpy(etabr, etab, sizeof etabr);
         etabr[0] = 0.0f;
         c.etabr = etabr;
+        int64_t rowlim[EXP_TAB];
+        row_limits(etab, rowlim);
+        c.rowlim = rowlim;
         aclk_parallel_for(n, grain, i8_chunk(), &c);
         return 0;
     }
     c.etabr = NULL;
+    c.rowlim = NULL;
     if (src_dtype == ACLK_F64 || dst_dtype == ACLK_F64)
         aclk_parallel_for(n, grain, chunk_f64, &c);
     else
