@@ -349,6 +349,62 @@ def test_strict_bits_are_pinned_at_every_level(level_digests):
             _compare({k: pinned[k] for k in family}, {k: d["raw"][k] for k in family}, what)
 
 
+# SoftmaxEx's float path (softmax_ex.c, oneDNN's attributes: scales, post-ops) on inputs with NaNs
+# (payloads, both signs), infinities and random bit patterns, rows and column blocks, float32 and
+# float16 out: the same bytes at every level and thread count, every NaN the one quiet NaN
+# (before, the avx2 level's NaNs differed). Prints {"raw": digests, "nan": NaN-canonical ones}.
+EX_CODE = r'''
+import hashlib, json, sys
+import numpy as np
+from aclnn_py._emu import ffi, lib
+
+lib.aclk_set_num_threads(int(sys.argv[1]))
+rng = np.random.default_rng(11)
+out, nan = {}, {}
+SPECIAL = np.array([0x7FC00001, 0xFFC00000, 0x7F800000, 0xFF800000, 0x7FA00000],
+                   np.uint32).view(np.float32)
+for shape, dim in (((64, 513), 1), ((3, 40, 13), 1), ((2, 5, 700), 1), ((700, 9), 0)):
+    p = ffi.new("emu_softmax_ex_args *")
+    p.outer, p.axis = int(np.prod(shape[:dim])), shape[dim]
+    p.inner = int(np.prod(shape[dim + 1:]))
+    p.ndim, p.dim = len(shape), dim
+    for i, s in enumerate(shape):
+        p.shape[i] = s
+    x = (rng.standard_normal(shape) * 4).astype(np.float32)
+    xf = x.reshape(-1)
+    sel = rng.random(x.size) < 0.002
+    xf[sel] = rng.integers(0, 2**32, int(sel.sum()), dtype=np.uint64).astype(np.uint32).view(
+        np.float32)
+    xf[::211] = SPECIAL[np.arange(len(xf[::211])) % len(SPECIAL)]
+    for ddt, dt in ((0, np.float32), (1, np.float16)):
+        for po in (0, 1):
+            for lg in (0, 1):
+                p.n_post, p.post[0].alg, p.log = po, 1, lg  # relu
+                p.src_scale, p.dst_scale = (1.0, 1.0) if po == 0 else (2.0, 0.5)
+                y = np.zeros(shape, dt)
+                assert lib.aclk_softmax_ex(p, 0, ffi.from_buffer(x), ffi.NULL, ddt,
+                                           ffi.from_buffer(y)) == 0
+                key = f"{shape} dim={dim} {dt.__name__} post={po} log={lg}"
+                out[key] = hashlib.sha256(y.tobytes()).hexdigest()
+                bits = y.copy().view(np.uint32 if dt == np.float32 else np.uint16)
+                bits[np.isnan(y)] = 0x7FC00000 if dt == np.float32 else 0x7E00
+                nan[key] = hashlib.sha256(bits.tobytes()).hexdigest()
+print(json.dumps({"raw": out, "nan": nan}))
+'''
+
+
+def test_softmax_ex_float_same_bytes_and_one_nan(levels):
+    runs = {(lv, 1): json.loads(_python(EX_CODE, lv, "1").splitlines()[-1]) for lv in levels}
+    runs[(levels[-1], 3)] = json.loads(_python(EX_CODE, levels[-1], "3").splitlines()[-1])
+    (base_key, base), *others = runs.items()
+    assert len(base["raw"]) == 32
+    for (lv, threads), d in runs.items():
+        _compare(d["nan"], d["raw"], f"SoftmaxEx, {lv} with {threads} threads: NaNs not canonical")
+    for (lv, threads), d in others:
+        _compare(base["raw"], d["raw"], f"SoftmaxEx, {lv} with {threads} threads against "
+                 f"{base_key[0]}")
+
+
 # --------------------------------------------- a forced level runs that level's code ----
 # The kernels built once per level (vecmath.h's ACLK_LEVELS: the 32-bit compute of the softmax
 # family and SoftmaxEx's float32 compute) report the level whose code ran

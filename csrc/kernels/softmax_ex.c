@@ -732,6 +732,8 @@ ACLK_INLINE void finish_f32(const ex_ctx *c, ws_f32 *ws, float *restrict d, int6
     if (inv != 1.0f)
         for (int64_t k = 0; k < len; k++)
             d[k] = d[k] * inv;
+    for (int64_t k = 0; k < len; k++) /* every NaN one quiet NaN (softmax_common.h) */
+        d[k] = qnan_f32(d[k]);
     store_f32(c->ddt, c->y, off, len, d);
 }
 
@@ -936,6 +938,8 @@ static void item_f64(const ex_ctx *c, int64_t o, int64_t i0, blk_t b, ws_f64 *ws
         if (inv != 1.0)
             for (int64_t k = 0; k < len; k++)
                 d[k] = d[k] * inv;
+        for (int64_t k = 0; k < len; k++)
+            d[k] = qnan_f64(d[k]);
         store_f64(c->ddt, c->y, off, len, d);
     }
 }
