@@ -7,8 +7,8 @@ for a lower one, and every level gives the same bytes.
   payloads, signaling NaN, +-inf, subnormals, +-0, the extremes; every float16 / bfloat16 bit
   pattern; lengths and offsets that take the vector loops' heads and tails; outputs large enough
   for non-temporal stores) gives byte-identical outputs at every available level and thread
-  count, but for the sign and payload of the softmax family's NaNs, which the compiler picks per
-  level. Each level runs in a subprocess of its own, since the level is fixed at load.
+  count, NaNs included: the softmax family writes every NaN as the one positive quiet NaN with
+  no payload. Each level runs in a subprocess of its own, since the level is fixed at load.
 - A forced level runs that level's code in every kernel built once per level (vecmath.h's
   ACLK_LEVELS), and no function of the core is picked by the CPU (ifunc) beyond its reach.
 - tests/c/cvt_exhaustive.c: the level's float16 / bfloat16 conversions against the scalar ones
@@ -103,8 +103,7 @@ P = ffi.from_buffer
 
 
 # out[name]: the output's sha256; nan[name]: the same with every NaN of a float output hashed as
-# one quiet NaN (a NaN's sign and payload are the hardware's and the compiler's choice, see
-# PINNED_NAN)
+# one quiet NaN (the bits the softmax family writes for every NaN; see PINNED_NAN)
 nan = {}
 
 
@@ -286,33 +285,35 @@ def level_digests(levels) -> dict:
     return runs
 
 
-# The outputs whose NaNs may differ in sign and payload between levels (every other bit the
-# same): the softmax family's. Its vector code is the compiler's at each level (vecmath.h's
-# ACLK_LEVELS), and of two NaN operands x86 keeps the first, which the compiler may commute
-# per level; where several NaNs meet (a row's max and sum, grad * y) each level keeps its own.
-# Hard sigmoid and the casts keep every bit at every level.
-NAN_PAYLOAD_MAY_DIFFER = ("softmax_fwd ", "softmax_bwd ")
+# The softmax family's outputs: every NaN they hold is the one positive quiet NaN with no payload
+# (float32 0x7FC00000, float16 0x7E00, bfloat16 0x7FC0), whichever NaNs met in a max, sum or
+# multiply, whatever the operand order the compiler picked at each vector width, and whatever the
+# hardware's default NaN (x86 0xFFC00000, Arm 0x7FC00000): softmax.c sets each output value that
+# is a NaN to that one on its way to the store. Hard sigmoid and the casts pass a NaN input's
+# payload on (the same code at every level).
+SOFTMAX_FAMILY = ("softmax_fwd ", "softmax_bwd ")
 
 
-def _compare(want_raw, want_nan, d, what, exact):
-    """d's digests against the wanted ones: the NaN-canonical ones all equal, the raw ones too
-    but for NaN_PAYLOAD_MAY_DIFFER's outputs unless exact"""
-    assert d["raw"].keys() == want_raw.keys() == want_nan.keys() == d["nan"].keys(), what
-    diff = [k for k in want_nan if want_nan[k] != d["nan"][k]]
-    assert not diff, f"{what}: {len(diff)} outputs differ beyond NaN payloads: {diff[:8]}"
-    diff = [k for k in want_raw if want_raw[k] != d["raw"][k]
-            and (exact or not k.startswith(NAN_PAYLOAD_MAY_DIFFER))]
-    assert not diff, f"{what}: {len(diff)} outputs differ in their NaNs' bits: {diff[:8]}"
+def _compare(want, got, what):
+    assert got.keys() == want.keys(), what
+    diff = [k for k in want if want[k] != got[k]]
+    assert not diff, f"{what}: {len(diff)} outputs differ: {diff[:8]}"
 
 
 def test_every_level_gives_the_same_bytes(level_digests):
-    """Every level and thread count gives the bytes of the first level (generic, 1 thread), the
-    softmax family's NaN signs and payloads aside."""
+    """Every level and thread count gives the bytes of the first level (generic, 1 thread), NaNs
+    included, and the softmax family's NaNs are all the quiet NaN with no payload (its raw
+    digests are its NaN-canonical ones)."""
     (base_key, base), *others = level_digests.items()
     assert len(base["raw"]) > 1000
+    for (lv, threads), d in level_digests.items():
+        family = [k for k in d["raw"] if k.startswith(SOFTMAX_FAMILY)]
+        assert len(family) > 40
+        _compare({k: d["nan"][k] for k in family}, {k: d["raw"][k] for k in family},
+                 f"ACLNN_EMU_ISA={lv} with {threads} threads: softmax-family NaNs not canonical")
     for (lv, threads), d in others:
-        _compare(base["raw"], base["nan"], d, f"ACLNN_EMU_ISA={lv} with {threads} threads "
-                 f"(against {base_key[0]} with 1 thread)", exact=lv == base_key[0])
+        _compare(base["raw"], d["raw"], f"ACLNN_EMU_ISA={lv} with {threads} threads (against "
+                 f"{base_key[0]} with 1 thread)")
 
 
 # The strict kernels' output bytes, pinned: the digests of KERNELS_CODE's outputs as the strict
@@ -321,29 +322,87 @@ def test_every_level_gives_the_same_bytes(level_digests):
 # "strict keeps today's bits" true at every level and thread count, whatever later kernel work
 # (relaxed paths, shared helpers) changes. A deliberate change of strict bits must say so and
 # re-pin (python -c "import test_isa ..." as in the commit that made the file).
-# The raw digests are the avx512 level's, which is the code every level ran on the machine that
-# made them (then the softmax family's float32 kernels were target clones picked by the CPU):
-# avx512 keeps every bit of them, the other levels every bit but the softmax family's NaN signs
-# and payloads (NAN_PAYLOAD_MAY_DIFFER).
+# Re-pinned once, when the softmax family's NaNs became one quiet NaN: its outputs' digests were
+# replaced by their PINNED_NAN digests (the same outputs with every NaN made that NaN, hashed by
+# the old build), not by the new build's, which then gave exactly those: nothing but NaN bits
+# changed. Every level and thread count keeps every bit of these pins on x86-64.
 PINNED = Path(__file__).resolve().parent / "data" / "strict_digests.json"
-# The same digests with every NaN made one quiet NaN, which every level on every architecture
-# keeps: IEEE 754 leaves a NaN's sign and payload to the hardware, and x86 and Arm differ there
-# (an invalid operation gives x86's 0xFFC00000 and Arm's 0x7FC00000; of two NaN operands they
-# keep different ones), while every other bit is the same. Made on x86-64 from the build whose
-# raw digests are PINNED's (KERNELS_CODE's "nan" digests).
+# The same digests with every NaN made one quiet NaN, made on x86-64 from the build whose raw
+# digests were PINNED's (KERNELS_CODE's "nan" digests). Elsewhere than x86 the outputs that pass
+# a NaN input's payload on (hard sigmoid, the casts) are compared through these: IEEE 754 leaves
+# a NaN's sign and payload to the hardware. The softmax family's raw bytes are compared there
+# too (their NaNs are canonical).
 PINNED_NAN = Path(__file__).resolve().parent / "data" / "strict_digests_nan.json"
 
 
 def test_strict_bits_are_pinned_at_every_level(level_digests):
+    pinned = json.loads(PINNED.read_text())
     pinned_nan = json.loads(PINNED_NAN.read_text())
-    # elsewhere than x86 only the NaN-canonical digests are pinned
-    pinned = json.loads(PINNED.read_text()) if X86 else pinned_nan
-    assert len(pinned) > 1000
+    assert len(pinned) > 1000 and pinned.keys() == pinned_nan.keys()
     for (lv, threads), d in level_digests.items():
-        if not X86:
-            d = {"raw": d["nan"], "nan": d["nan"]}
-        _compare(pinned, pinned_nan, d, f"{lv} level with {threads} threads",
-                 exact=lv == "avx512" or not X86)
+        what = f"{lv} level with {threads} threads: strict bytes against the pins"
+        if X86:
+            _compare(pinned, d["raw"], what)
+        else:
+            _compare(pinned_nan, d["nan"], what)
+            family = [k for k in pinned if k.startswith(SOFTMAX_FAMILY)]
+            _compare({k: pinned[k] for k in family}, {k: d["raw"][k] for k in family}, what)
+
+
+# SoftmaxEx's float path (softmax_ex.c, oneDNN's attributes: scales, post-ops) on inputs with NaNs
+# (payloads, both signs), infinities and random bit patterns, rows and column blocks, float32 and
+# float16 out: the same bytes at every level and thread count, every NaN the one quiet NaN
+# (before, the avx2 level's NaNs differed). Prints {"raw": digests, "nan": NaN-canonical ones}.
+EX_CODE = r'''
+import hashlib, json, sys
+import numpy as np
+from aclnn_py._emu import ffi, lib
+
+lib.aclk_set_num_threads(int(sys.argv[1]))
+rng = np.random.default_rng(11)
+out, nan = {}, {}
+SPECIAL = np.array([0x7FC00001, 0xFFC00000, 0x7F800000, 0xFF800000, 0x7FA00000],
+                   np.uint32).view(np.float32)
+for shape, dim in (((64, 513), 1), ((3, 40, 13), 1), ((2, 5, 700), 1), ((700, 9), 0)):
+    p = ffi.new("emu_softmax_ex_args *")
+    p.outer, p.axis = int(np.prod(shape[:dim])), shape[dim]
+    p.inner = int(np.prod(shape[dim + 1:]))
+    p.ndim, p.dim = len(shape), dim
+    for i, s in enumerate(shape):
+        p.shape[i] = s
+    x = (rng.standard_normal(shape) * 4).astype(np.float32)
+    xf = x.reshape(-1)
+    sel = rng.random(x.size) < 0.002
+    xf[sel] = rng.integers(0, 2**32, int(sel.sum()), dtype=np.uint64).astype(np.uint32).view(
+        np.float32)
+    xf[::211] = SPECIAL[np.arange(len(xf[::211])) % len(SPECIAL)]
+    for ddt, dt in ((0, np.float32), (1, np.float16)):
+        for po in (0, 1):
+            for lg in (0, 1):
+                p.n_post, p.post[0].alg, p.log = po, 1, lg  # relu
+                p.src_scale, p.dst_scale = (1.0, 1.0) if po == 0 else (2.0, 0.5)
+                y = np.zeros(shape, dt)
+                assert lib.aclk_softmax_ex(p, 0, ffi.from_buffer(x), ffi.NULL, ddt,
+                                           ffi.from_buffer(y)) == 0
+                key = f"{shape} dim={dim} {dt.__name__} post={po} log={lg}"
+                out[key] = hashlib.sha256(y.tobytes()).hexdigest()
+                bits = y.copy().view(np.uint32 if dt == np.float32 else np.uint16)
+                bits[np.isnan(y)] = 0x7FC00000 if dt == np.float32 else 0x7E00
+                nan[key] = hashlib.sha256(bits.tobytes()).hexdigest()
+print(json.dumps({"raw": out, "nan": nan}))
+'''
+
+
+def test_softmax_ex_float_same_bytes_and_one_nan(levels):
+    runs = {(lv, 1): json.loads(_python(EX_CODE, lv, "1").splitlines()[-1]) for lv in levels}
+    runs[(levels[-1], 3)] = json.loads(_python(EX_CODE, levels[-1], "3").splitlines()[-1])
+    (base_key, base), *others = runs.items()
+    assert len(base["raw"]) == 32
+    for (lv, threads), d in runs.items():
+        _compare(d["nan"], d["raw"], f"SoftmaxEx, {lv} with {threads} threads: NaNs not canonical")
+    for (lv, threads), d in others:
+        _compare(base["raw"], d["raw"], f"SoftmaxEx, {lv} with {threads} threads against "
+                 f"{base_key[0]}")
 
 
 # --------------------------------------------- a forced level runs that level's code ----

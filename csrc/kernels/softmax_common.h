@@ -21,6 +21,28 @@ static inline int64_t min64(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
+/* ------------------------------------------------------------------ one quiet NaN ----
+ * Every NaN the strict kernels write (softmax.c; softmax_ex.c's float outputs) is the one
+ * positive quiet NaN with no payload (float32 0x7FC00000; narrowed, float16 0x7E00 and bfloat16
+ * 0x7FC0; float64 0x7FF8000000000000), so that a result keeps every bit at every ISA level and on every architecture. Which of several
+ * NaN operands an add, multiply or max passes on depends on the operand order the compiler picks
+ * at each vector width, and an invalid operation's default NaN is the hardware's (x86
+ * 0xFFC00000, Arm 0x7FC00000). Each output value goes through one compare and one blend on its
+ * way to the store or the narrowing (mask selects, no branch, in the vectorised loops). */
+#define QNAN_BITS_F32 0x7FC00000u
+#define QNAN_BITS_F64 0x7FF8000000000000ull
+
+ACLK_INLINE float qnan_f32(float v)
+{
+    return aclk_sel_f32(v != v, aclk_bits_f32(QNAN_BITS_F32), v);
+}
+
+ACLK_INLINE double qnan_f64(double v)
+{
+    const uint64_t m = 0ull - (uint64_t)(v != v);
+    return aclk_bits_f64((QNAN_BITS_F64 & m) | (aclk_f64_bits(v) & ~m));
+}
+
 /* F(args..., bf, lg) with bf (bfloat16, else float16) and lg (the log flag) as constants taken
    from c (c->dt, c->lg), so that each of the four is compiled without the choices in its
    loops */

@@ -26,21 +26,21 @@
  * a row, inner == 1, is the case w = 1, R = SEG). Per-column accumulators (max, float64 sum)
  * are S wide, aligned with the segment, so every pass is an elementwise loop over contiguous
  * arrays that gcc vectorises; the R replicas are folded by a halving tree afterwards, the same
- * order on every ISA level, so all target clones give the same bits. Three passes: max; exps
- * and sums; output. The output pass finishes each segment completely: normalise, src scale,
- * each post-op as its own loop over the segment (binary operands gathered into a segment-wide
- * buffer unless they are contiguous), dst scale, convert and store: the input is read from
- * memory once, the output written once, and no temporary is larger than a block. A block of up
- * to KEEP elements keeps its widened input or its exps in the thread's scratch (aclk_scratch)
- * between passes; without scratch, or for larger blocks, x is read again and the exps are
- * recomputed, with the same bits. The float64 path always recomputes.
+ * order on every ISA level, so every level's version (ACLK_LEVELS) gives the same bits. Three
+ * passes: max; exps and sums; output. The output pass finishes each segment completely:
+ * normalise, src scale, each post-op as its own loop over the segment (binary operands gathered
+ * into a segment-wide buffer unless they are contiguous), dst scale, convert and store: the
+ * input is read from memory once, the output written once, and no temporary is larger than a
+ * block. A block of up to KEEP elements keeps its widened input or its exps in the thread's
+ * scratch (aclk_scratch) between passes; without scratch, or for larger blocks, x is read again
+ * and the exps are recomputed, with the same bits. The float64 path always recomputes.
  *
  * Items depend on the shape only and each is computed by one thread (aclk_parallel_for), so
  * the results are the same for every thread count.
  */
 
-/* Floating-point contraction off before any #include (see softmax.c): the target clones give
- * the same bits only if no multiply-add is fused. */
+/* Floating-point contraction off before any #include (see softmax.c): the per-level versions
+ * (vecmath.h's ACLK_LEVELS) give the same bits only if no multiply-add is fused. */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
@@ -733,6 +733,8 @@ ACLK_INLINE void finish_f32(const ex_ctx *c, ws_f32 *ws, float *restrict d, int6
     if (inv != 1.0f)
         for (int64_t k = 0; k < len; k++)
             d[k] = d[k] * inv;
+    for (int64_t k = 0; k < len; k++) /* every NaN one quiet NaN (softmax_common.h) */
+        d[k] = qnan_f32(d[k]);
     store_f32(c->ddt, c->y, off, len, d);
 }
 
@@ -937,6 +939,8 @@ static void item_f64(const ex_ctx *c, int64_t o, int64_t i0, blk_t b, ws_f64 *ws
         if (inv != 1.0)
             for (int64_t k = 0; k < len; k++)
                 d[k] = d[k] * inv;
+        for (int64_t k = 0; k < len; k++)
+            d[k] = qnan_f64(d[k]);
         store_f64(c->ddt, c->y, off, len, d);
     }
 }
