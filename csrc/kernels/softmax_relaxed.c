@@ -538,20 +538,9 @@ ACLK_AVX2_INLINE __m256 r2_add_ne0(__m256 s, __m256 d, __m256 e)
    the output's rounding at most 0.5 of it) */
 ACLK_AVX2_INLINE __m256 r2_exp_b(__m256 d)
 {
-    d = _mm256_max_ps(_mm256_set1_ps(RD_LO), d);
-    d = _mm256_min_ps(_mm256_set1_ps(RD_HI), d);
-    const __m256 k = _mm256_fmadd_ps(d, _mm256_set1_ps(RLOG2E), _mm256_set1_ps(RMAGIC));
-    const __m256 n = _mm256_sub_ps(k, _mm256_set1_ps(RMAGIC));
-    const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(RLN2), d);
-    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(RF3), r, _mm256_set1_ps(RF2));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RF1));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(k), _mm256_set1_epi32(0x4B400000));
-    const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
-    const __m256i b = _mm256_set1_epi32(127);
-    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, b), 23));
-    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, b), 23));
-    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    /* the clamp at RD_HI, then r2_exp_neg's (the two clamps commute, and a NaN passes both
+       as their second operand: the same bits as clamping in the other order) */
+    return r2_exp_neg(_mm256_min_ps(_mm256_set1_ps(RD_HI), d));
 }
 
 /* r2_exp_b for d in [RD_NORM, RD_FHI] or NaN: no clamp, 2^n added to p's exponent field (n in
@@ -559,14 +548,7 @@ ACLK_AVX2_INLINE __m256 r2_exp_b(__m256 d)
    input's NaN stays NaN (its low 13 bits are 0, so k << 23 is 0) */
 ACLK_AVX2_INLINE __m256 r2_exp_b_fast(__m256 d)
 {
-    const __m256 k = _mm256_fmadd_ps(d, _mm256_set1_ps(RLOG2E), _mm256_set1_ps(RMAGIC));
-    const __m256 n = _mm256_sub_ps(k, _mm256_set1_ps(RMAGIC));
-    const __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(RLN2), d);
-    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(RF3), r, _mm256_set1_ps(RF2));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(RF1));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p),
-                                                _mm256_slli_epi32(_mm256_castps_si256(k), 23)));
+    return r2_exp_neg_fast(d); /* the same steps: no clamp, the same degree-3 polynomial */
 }
 
 /* the backward kernels' vector pairs: 16 elements at p into v0, v1. float16: elements 0-7 and
@@ -701,16 +683,7 @@ ACLK_AVX512_INLINE __m512 r5_exp_neg(__m512 d)
    r2_exp_b) */
 ACLK_AVX512_INLINE __m512 r5_exp_b(__m512 d)
 {
-    d = _mm512_max_ps(_mm512_set1_ps(RD_LO), d);
-    d = _mm512_min_ps(_mm512_set1_ps(RD_HI), d);
-    const __m512 n = _mm512_sub_ps(
-        _mm512_fmadd_ps(d, _mm512_set1_ps(RLOG2E), _mm512_set1_ps(RMAGIC)),
-        _mm512_set1_ps(RMAGIC));
-    const __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(RLN2), d);
-    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(RF3), r, _mm512_set1_ps(RF2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(RF1));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
+    return r5_exp_neg(_mm512_min_ps(_mm512_set1_ps(RD_HI), d)); /* as r2_exp_b */
 }
 
 ACLK_AVX512_INLINE __m512 r5_cnt_eq0(__m512 c, __m512 d)
