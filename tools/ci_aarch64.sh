@@ -24,13 +24,16 @@
 # NumPy costs ~15 CPU seconds, so the whole compiler-free set (tools/ci_wheel.sh's, ~30 min
 # here) does not fit CI's budget. TESTS below is the subset that does: test_isa's strict
 # digests (every kernel's output bytes at 1 and 3 threads, pinned: the same bits as on x86-64).
+# SoftmaxEx's same-bytes test is left out here (two more interpreter starts under emulation, ~4
+# minutes, which put this job past the others at the end of CI); the pinned digests above cover
+# the softmax family's canonical NaNs on aarch64.
 #
 #   sudo bash tools/ci_aarch64.sh                 # builds the aarch64 wheel first
 #   sudo bash tools/ci_aarch64.sh --wheel dist/aclnn_py-...-manylinux_2_17_aarch64.whl
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUITE=trixie
-TESTS=(tests/test_isa.py -k "strict_bits or same_bytes")
+TESTS=(tests/test_isa.py -k "strict_bits or (same_bytes and not softmax_ex)")
 
 wheel=""
 while [ $# -gt 0 ]; do
