@@ -277,16 +277,23 @@ static int emb_record_repeatable(uintptr_t handle)
     return r != NULL;
 }
 
+/* moves up to cap elements (of size each) from the front of the queue q of *len into out, under
+   emb_rec_lock; how many */
+static int emb_queue_take(void *q, int64_t *len, void *out, int cap, size_t size)
+{
+    pthread_rwlock_wrlock(&emb_rec_lock);
+    int n = *len < cap ? (int)*len : cap;
+    memcpy(out, q, (size_t)n * size);
+    memmove(q, (char *)q + (size_t)n * size, (size_t)(*len - n) * size);
+    *len -= n;
+    pthread_rwlock_unlock(&emb_rec_lock);
+    return n;
+}
+
 /* moves up to cap handles of executors C consumed into out; how many */
 static int emb_consumed_take(uintptr_t *out, int cap)
 {
-    pthread_rwlock_wrlock(&emb_rec_lock);
-    int n = emb_nconsumed < cap ? (int)emb_nconsumed : cap;
-    memcpy(out, emb_consumed, (size_t)n * sizeof *out);
-    memmove(emb_consumed, emb_consumed + n, (size_t)(emb_nconsumed - n) * sizeof *out);
-    emb_nconsumed -= n;
-    pthread_rwlock_unlock(&emb_rec_lock);
-    return n;
+    return emb_queue_take(emb_consumed, &emb_nconsumed, out, cap, sizeof *out);
 }
 
 static int64_t emb_consumed_count(void) { return __atomic_load_n(&emb_nconsumed, __ATOMIC_ACQUIRE); }
@@ -625,13 +632,7 @@ static int emb_p1_set(const char *api, const char *op, int32_t n, const uintptr_
 /* moves up to cap ids of freed entries into out; how many */
 static int emb_p1_dead_take(int64_t *out, int cap)
 {
-    pthread_rwlock_wrlock(&emb_rec_lock);
-    int n = emb_ndead < cap ? (int)emb_ndead : cap;
-    memcpy(out, emb_p1_dead, (size_t)n * sizeof *out);
-    memmove(emb_p1_dead, emb_p1_dead + n, (size_t)(emb_ndead - n) * sizeof *out);
-    emb_ndead -= n;
-    pthread_rwlock_unlock(&emb_rec_lock);
-    return n;
+    return emb_queue_take(emb_p1_dead, &emb_ndead, out, cap, sizeof *out);
 }
 
 static int64_t emb_p1_count(void)
