@@ -45,6 +45,21 @@ def c_int(api: str, name: str, value, ctype: str = "uint64", allow_none: bool = 
     what C could not compile (see the module docstring)."""
     if ctype not in _RANGES:
         raise ValueError(f"c_int: unknown ctype {ctype!r}")  # a bug in the caller, not the user
+    if type(value) is int and _LOW <= value < _HIGH:  # the common case, no message built
+        v = value
+    else:
+        v = _checked(api, name, value, ctype, allow_none)
+        if value is None:
+            return v
+    if ctype == "uint64":
+        return v & _MASK
+    if ctype == "int64":
+        return v - (1 << 64) if v >= 1 << 63 else v
+    return v
+
+
+def _checked(api: str, name: str, value, ctype: str, allow_none: bool) -> int:
+    """``value`` as a Python int in ``[-2**63, 2**64)``, or TypeError naming the argument."""
     cname = _C_NAMES[ctype]
     where = f"{api}: argument '{name}'" if api else f"argument '{name}'"
     if value is None:
@@ -61,10 +76,6 @@ def c_int(api: str, name: str, value, ctype: str = "uint64", allow_none: bool = 
     if not _LOW <= v < _HIGH:
         raise TypeError(f"{where} = {v} does not fit a 64-bit C parameter ({cname}): "
                         f"expected an int in [-2**63, 2**64)")
-    if ctype == "uint64":
-        return v & _MASK
-    if ctype == "int64":
-        return v - (1 << 64) if v >= 1 << 63 else v
     return v
 
 

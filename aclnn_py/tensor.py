@@ -183,7 +183,13 @@ def _int_seq(api: str, name: str, value) -> tuple[int, ...]:
     TypeError (what C could not compile)."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise TypeError(f"{api}: '{name}' must be a sequence of ints, not {type(value).__name__}")
-    return tuple(c_int(api, f"{name}[{i}]", v, "int64") for i, v in enumerate(value))
+    out = []
+    for i, v in enumerate(value):
+        if type(v) is int and -(1 << 63) <= v < 1 << 63:  # the common case, no name built
+            out.append(v)
+        else:
+            out.append(c_int(api, f"{name}[{i}]", v, "int64"))
+    return tuple(out)
 
 
 def _int_arg(api: str, name: str, value, allow_none: bool = False, ctype: str = "int64") -> int:
