@@ -470,14 +470,42 @@ def test_ab_kernels_hot_writes_nothing_between_calls(capsys, monkeypatch):
     assert sizes == []
 
 
+def test_ab_kernels_cpu_time_reads_the_thread_clock(capsys, monkeypatch):
+    """--cpu-time: each call timed by time.thread_time (the header says so), not the wall
+    clock."""
+    ab = _ab_kernels()
+    reads = {"thread": 0, "wall": 0}
+    real_thread, real_wall = ab.time.thread_time, ab.time.perf_counter
+
+    def thread_time():
+        reads["thread"] += 1
+        return real_thread()
+
+    def perf_counter():
+        reads["wall"] += 1
+        return real_wall()
+
+    monkeypatch.setattr(ab.time, "thread_time", thread_time)
+    monkeypatch.setattr(ab.time, "perf_counter", perf_counter)
+    so = _emu.__file__
+    ab.main([so, so, "--shape", "2,9,3", "--dtype", "float16", "--op", "softmax", "--reps", "3",
+             "--threads", "1", "--hot", "--cpu-time"])
+    out = capsys.readouterr().out
+    assert "1 threads, hot, CPU time, medians of 3 calls" in out
+    assert reads == {"thread": 2 * 2 * 3, "wall": 0}
+
+
 @pytest.mark.parametrize("args", [["--shape", "1,2"], ["--shape", "1,x,3"], ["--reps", "0"],
-                                  ["--dtype", "int32"]])
+                                  ["--dtype", "int32"], ["--cpu-time", "--threads", "2"]])
 def test_ab_kernels_bad_input_is_a_usage_error(args, capsys):
     ab = _ab_kernels()
     with pytest.raises(SystemExit) as exc:
         ab.main(["old.so", "new.so", *args])
     assert exc.value.code == 2
-    assert ("--shape" if "--shape" in args else args[0].lstrip("-")) in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert ("--shape" if "--shape" in args else args[0].lstrip("-")) in err
+    if "--cpu-time" in args:
+        assert "--threads must be 1, got 2" in err
 
 
 # ------------------------------------------------------- the floor, modes, int8 rows ----

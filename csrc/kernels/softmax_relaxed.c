@@ -268,6 +268,15 @@ ACLK_INLINE void r_prefetch_run(const uint16_t *p, int64_t nbytes)
     __builtin_prefetch(q + nbytes - 1, 0, 2);
 }
 
+/* softmax_backward column blocks: the a-rows ahead of the sum pass whose g and y lines it
+   prefetches, about RBPF_BYTES ahead of each 16-bit stream (at least 2 a-rows) */
+#define RBPF_BYTES 4096
+ACLK_INLINE int64_t r_bwd_ahead(int64_t w)
+{
+    const int64_t k = RBPF_BYTES / (2 * w);
+    return k < 2 ? 2 : k;
+}
+
 /* the line at p into cache for writing (prefetchw, a NOP where unsupported) */
 ACLK_INLINE void r_prefetchw(const void *p)
 {

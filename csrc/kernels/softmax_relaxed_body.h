@@ -748,11 +748,20 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     /* pass 1: column sums of g*y (lg: of g), strips of 4 vectors (two pairs, in pair order) in
        registers, then the rest one vector at a time */
     int64_t js = 0;
+    const int64_t ahead = r_bwd_ahead(w);
     for (; js + 4 * VW <= w; js += 4 * VW) {
         V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0;
         for (int64_t a = 0; a < axis; a++) {
             const uint16_t *ga = g + a * inner + js, *ya = y + a * inner + js;
             V g0, g1, g2, g3;
+            if (!lg && a + ahead < axis) {
+                /* the strip's g and y lines `ahead` a-rows on (over dim 1 the hardware prefetch
+                   alone leaves this pass slower than a read of the same bytes) */
+                for (int64_t q = 0; q < 4 * VW * 2; q += 64) {
+                    __builtin_prefetch((const char *)(ga + ahead * inner) + q, 0, 2);
+                    __builtin_prefetch((const char *)(ya + ahead * inner) + q, 0, 2);
+                }
+            }
             V_LD2B(ga, bf, g0, g1);
             V_LD2B(ga + 2 * VW, bf, g2, g3);
             if (lg) {
@@ -778,6 +787,10 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
         int64_t j = js;
         if (lg && js == 0)
             r_prefetch_run(ya, w * 2);
+        if (!lg && a + ahead < axis) { /* the rest of the a-row's lines, as above */
+            r_prefetch_run(ga + js + ahead * inner, (w - js) * 2);
+            r_prefetch_run(ya + js + ahead * inner, (w - js) * 2);
+        }
         for (; j < wv; j += VW) {
             const V vg = V_LD(ga + j, bf);
             V_STF(sacc + j, lg ? V_ADD(V_LDF(sacc + j), vg)
