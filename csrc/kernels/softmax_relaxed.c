@@ -19,7 +19,7 @@
  *     [-150, 100] first (NaN kept), so -inf gives +0 and no int conversion sees an infinity.
  *     The AVX-512 level's forward column blocks (r5_exp_col) take 2^t, t = d * log2(e), as
  *     p(f) * 2^floor(t) instead: vreduceps for f = t - floor(t) (0 for -inf), a degree-4
- *     polynomial (2.7e-6), vscalefps by floor(t); no clamp, 7 operations against 9.
+ *     polynomial (2.7e-6), vscalefps by floor(t); no clamp, 7 operations against 8.
  *     The AVX2 level's fast exp (V_EXPN_F / V_EXP_F) where every argument of a row (its min,
  *     found with the max), a 4-vector column strip or a short-axis column vector is in
  *     [RD_NORM, RD_FHI] (checked by a compare per vector: see r2_any_lt4): no clamp, and n
@@ -688,8 +688,8 @@ ACLK_AVX512_INLINE __m512 r5_exp_neg(__m512 d)
    p(f) * 2^floor(t) with f = t - floor(t) in [0, 1]: vreduceps gives f (0 for -inf, NaN kept),
    vscalefps multiplies by 2^floor(t) (gradual underflow, one rounding; 0 for -inf), p the
    degree-4 minimax polynomial for 2^f on [0, 1] (relative error 2.7e-6 in float32). No clamp
-   and no rounding constant: 7 operations against r5_exp_neg's 9 (its clamp, k, n and r, the
-   degree-3 polynomial, the scaling). The degree-3 minimax on [0, 1] (7.5e-5, 6 operations) was
+   and no rounding constant: 7 operations against r5_exp_neg's 8 (its clamp, k, n and r, the
+   degree-3 polynomial, the scaling), and fewer register copies. The degree-3 minimax on [0, 1] (7.5e-5, 6 operations) was
    tried: its error adds to the rounding of the exps that softmax keeps in its output, which
    took the worst output over 2 ulp (2.06, float16) */
 #define RX0 1.0000026226043701f
