@@ -4,7 +4,8 @@
  * V (a vector of VW floats), V_LD / V_LDN / V_ST / V_STN (16-bit loads and stores, whole and
  * partial), V_EXP (V_EXPN: for d <= 0 or NaN), V_FNMA (c - a*b), V_CNT_EQ0 / V_ADD_NE0 (the
  * max-term count and the sum of the other terms), V_HSUM / V_HMAX, ATTR (the level's target
- * attribute), SFX(name).
+ * attribute), SFX(name). V_EXPC: the forward column blocks' exp for d <= 0 or NaN where no fast
+ * exp is taken (V_EXPN, or the AVX-512 level's r5_exp_col).
  * No include guard: it is meant to be included several times.
  */
 
@@ -321,7 +322,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                                      V_SUB(V_LDF(mins + j + 3 * VW), u3), RD_NORM)) {
                 R_STRIP_EXPS(V_EXPN_F)
             } else {
-                R_STRIP_EXPS(V_EXPN)
+                R_STRIP_EXPS(V_EXPC)
             }
             V_STF(sacc + j, s0), V_STF(sacc + j + VW, s1);
             V_STF(sacc + j + 2 * VW, s2), V_STF(sacc + j + 3 * VW, s3);
@@ -333,7 +334,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                 const int64_t l = w - j < VW ? w - j : VW;
                 const V d = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
                                   l < VW ? V_LDFN(nacc + j, l) : V_LDF(nacc + j));
-                const V e = V_EXPN(d);
+                const V e = V_EXPC(d);
                 if (l < VW)
                     V_STFN(sacc + j, V_ADD(V_LDFN(sacc + j, l), e), l);
                 else
@@ -447,7 +448,11 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                 V_ST(d + j + 2 * VW, V_SUB(d2, f2), bf), V_ST(d + j + 3 * VW, V_SUB(d3, f3), bf);
             } else {
                 V e0, e1, e2, e3;
-                R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3);
+                if (R_FAST) {
+                    R_EXPN4(d0, d1, d2, d3, e0, e1, e2, e3);
+                } else {
+                    e0 = V_EXPC(d0), e1 = V_EXPC(d1), e2 = V_EXPC(d2), e3 = V_EXPC(d3);
+                }
                 V_ST(d + j, V_MUL(e0, f0), bf), V_ST(d + j + VW, V_MUL(e1, f1), bf);
                 V_ST(d + j + 2 * VW, V_MUL(e2, f2), bf), V_ST(d + j + 3 * VW, V_MUL(e3, f3), bf);
             }
@@ -457,7 +462,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
             const V dx = V_SUB(l < VW ? V_LDN(xa + j, l, bf, pad) : V_LD(xa + j, bf),
                                l < VW ? V_LDFN(macc + j, l) : V_LDF(macc + j));
             const V f = l < VW ? V_LDFN(sacc + j, l) : V_LDF(sacc + j);
-            const V v = lg ? V_SUB(dx, f) : V_MUL(V_EXPN(dx), f);
+            const V v = lg ? V_SUB(dx, f) : V_MUL(V_EXPC(dx), f);
             if (l < VW)
                 V_STN(d + j, v, l, bf);
             else
@@ -969,6 +974,7 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 #undef R_FAST
 #undef V_MIN
 #undef V_EXPN_F
+#undef V_EXPC
 #undef V_EXP_F
 #undef V_ANY_LT
 #undef V_ANY_LT4
