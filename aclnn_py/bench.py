@@ -363,10 +363,17 @@ def accumulation_env(mode: str) -> Iterator[None]:
 
 
 def llc_bytes() -> Optional[int]:
-    """The last-level cache's size, as the C core reads it (the one its store policy uses)."""
+    """The last-level cache's size, as the C core reads it (what a cold row evicts)."""
     from . import runtime
 
     return runtime.llc_bytes()
+
+
+def store_llc_bytes() -> Optional[int]:
+    """The last-level cache the kernels' store policy assumes (``ACLNN_EMU_LLC`` if set)."""
+    from . import runtime
+
+    return runtime.store_llc_bytes()
 
 
 def cpu_model() -> str:
@@ -428,6 +435,7 @@ def machine_info(threads: list, torch=None, numpy: bool = True,
         "threads": list(threads),
         "caches": [c for c in CACHES if c in caches],
         "llc_bytes": llc,
+        "store_llc_bytes": store_llc_bytes(),
         "evict_bytes": 2 * llc if llc else FALLBACK_EVICT_BYTES,
         "soc": config.soc_profile().name,
         "aclnn_py": __version__,
@@ -881,6 +889,9 @@ def _eps(r: Record) -> str:
 def header_lines(machine: dict) -> list:
     llc = machine.get("llc_bytes")
     llc_text = f"{llc >> 20} MiB" if llc else "unknown"
+    store = machine.get("store_llc_bytes")  # older JSON files have none
+    if store and store != llc:
+        llc_text += f"; stores as for {store / (1 << 20):g} MiB: ACLNN_EMU_LLC"
     # not "aclnn-py[torch]": pip may take the multi-GB CUDA build for it (docs/performance.md)
     torch = machine.get("torch") or "not run"
     # a run without cold rows evicts nothing (older JSON files have no "caches": both)

@@ -564,6 +564,23 @@ def env_rows() -> list[dict[str, Any]]:
         asked = os.environ.get("ACLNN_EMU_ISA", "").strip()
         return name, name + (f" (asked for {asked!r})" if asked and asked != name else "")
 
+    def llc():
+        machine, store = rt.llc_bytes(), rt.store_llc_bytes()
+        asked = os.environ.get("ACLNN_EMU_LLC", "").strip()
+        text = f"{machine / (1 << 20):g} MiB"
+        if store != machine:
+            text += f" (stores as for {store / (1 << 20):g} MiB: ACLNN_EMU_LLC)"
+        elif asked and asked != os.environ.get("ACLNN_EMU_LLC"):
+            raise config.ConfigError(f"ACLNN_EMU_LLC={os.environ['ACLNN_EMU_LLC']!r}: spaces "
+                                     f"are not part of a size (64K to 64G, e.g. 32M); the "
+                                     f"kernels ignore it")
+        elif asked:
+            raise config.ConfigError(f"ACLNN_EMU_LLC={asked!r} is not a size from 64K to 64G "
+                                     f"(bytes, or with a K, M or G suffix, e.g. 32M); the "
+                                     f"kernels ignore it and size their stores by the "
+                                     f"{machine / (1 << 20):g} MiB this CPU has")
+        return {"machine": machine, "stores": store}, text
+
     def poison():
         on, byte = config.poison()
         text = f"0x{byte:02x}" if on else "off"
@@ -609,6 +626,7 @@ def env_rows() -> list[dict[str, Any]]:
         ("memory_used", "memory used", (), used),
         ("threads", "kernel threads", ("ACLNN_EMU_NUM_THREADS",), threads),
         ("isa", "ISA level", ("ACLNN_EMU_ISA",), isa),
+        ("llc", "last-level cache", ("ACLNN_EMU_LLC",), llc),
         ("poison", "poison byte", ("ACLNN_EMU_POISON",), poison),
         ("checks", "checkers", ("ACLNN_EMU_CHECK",), checks),
         ("accumulation", "accumulation", ("ACLNN_EMU_ACCUMULATION",), accumulation),

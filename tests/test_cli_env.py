@@ -208,7 +208,7 @@ def test_codes_json_says_which_the_emulator_returns():
 
 # ----------------------------------------------------------------------------------- env ----
 
-ENV_KEYS = {"soc", "devices", "memory_limit", "memory_used", "threads", "isa", "poison",
+ENV_KEYS = {"soc", "devices", "memory_limit", "memory_used", "threads", "isa", "llc", "poison",
             "checks", "accumulation", "trace", "launch_blocking", "log_level", "versions"}
 
 
@@ -239,6 +239,31 @@ def test_env_table_and_bad_values_per_row():
     assert "error: ACLNN_EMU_MEM_LIMIT='lots'" in lines["memory limit"]
     assert "SoC" in lines and "versions" in lines and "ISA level" in lines
     assert "1 visible of 1" in lines["devices"]
+
+
+@pytest.mark.parametrize("value, stores", [("32M", 32 << 20), ("32m", 32 << 20),
+                                           ("1G", 1 << 30), ("65536", 64 << 10),
+                                           ("64G", 64 << 30), ("", None), ("abc", None),
+                                           ("12X", None), ("65535", None), ("65G", None),
+                                           (" 32M", None), ("32MiB", None), ("-1M", None)])
+def test_env_llc_override(value, stores):
+    """ACLNN_EMU_LLC sets the cache size of the store policy only (read when the core loads, so
+    in a new process); a value that is not a size is ignored by the kernels and is an error on
+    aclnn-py env's row (exit 1)."""
+    base = json.loads(_cli("env", "--json").stdout)["llc"]["value"]
+    assert base["machine"] == base["stores"] > 0
+    proc = _cli("env", "--json", env={"ACLNN_EMU_LLC": value})
+    data = json.loads(proc.stdout)["llc"]
+    if stores is None:
+        assert data["value"] in (None, base)
+        if value:
+            assert proc.returncode == 1 and "ACLNN_EMU_LLC" in data["error"]
+            assert repr(value) in data["error"]
+        else:
+            assert proc.returncode == 0 and data["error"] is None
+    else:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert data["value"] == {"machine": base["machine"], "stores": stores}
 
 
 # ------------------------------------------------------------------- pyACL programs, run ----

@@ -18,8 +18,8 @@ Modules, each depending only on those above it:
 - ``launch``: executor launches (a plan's C task templates, bound and enqueued in one call).
 
 ``num_threads`` / ``set_num_threads`` (from ``core``) read and set the kernel thread count;
-``isa_name``, ``llc_bytes``, ``floor_call``, ``floor_hardsigmoid_call`` and ``probe_call`` (from
-``core``) serve ``aclnn-py bench``.
+``isa_name``, ``llc_bytes``, ``store_llc_bytes``, ``floor_call``, ``floor_hardsigmoid_call`` and
+``probe_call`` (from ``core``) serve ``aclnn-py bench``.
 
 The enumerations are in :mod:`aclnn_py.enums`. Every public name of the modules is re-exported
 here: ``from aclnn_py import runtime as rt; rt.malloc(...)``.
@@ -146,6 +146,7 @@ num_threads = core.num_threads
 set_num_threads = core.set_num_threads
 isa_name = core.isa_name
 llc_bytes = core.llc_bytes
+store_llc_bytes = core.store_llc_bytes
 floor_call = core.floor_call
 floor_hardsigmoid_call = core.floor_hardsigmoid_call
 probe_call = core.probe_call
@@ -170,7 +171,8 @@ __all__ = [
     # kernel threads
     "num_threads", "set_num_threads",
     # aclnn-py bench
-    "isa_name", "llc_bytes", "floor_call", "floor_hardsigmoid_call", "probe_call",
+    "isa_name", "llc_bytes", "store_llc_bytes", "floor_call", "floor_hardsigmoid_call",
+    "probe_call",
     # host kernels (aclnn_py.custom)
     "set_host_kernel", "submit_host", "range_device_locked", "host_forked", "exit_forked_child",
     # the trace (ACLNN_EMU_TRACE)

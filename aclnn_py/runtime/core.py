@@ -155,8 +155,14 @@ def isa_name() -> str:
 
 
 def llc_bytes() -> int:
-    """The last-level cache the kernels size their store policy by (bytes)."""
+    """The last-level cache this CPU's core shares (bytes): what a cold benchmark evicts."""
     return int(lib.aclk_llc_bytes())
+
+
+def store_llc_bytes() -> int:
+    """The last-level cache the kernels size their store policy by (bytes): ``ACLNN_EMU_LLC``
+    if it is set to a valid size, else :func:`llc_bytes`."""
+    return int(lib.aclk_store_llc_bytes())
 
 
 def floor_call(kind: str, addrs: tuple, nbytes: int) -> Callable[[], None]:
@@ -203,5 +209,6 @@ def probe_call(chunks: int) -> Callable[[], None]:
 
 __all__ = ["ffi", "lib", "new_msg", "msg_text", "last_c_msg", "new_tasks", "MSG_LEN",
            "MAX_THREADS", "num_threads", "set_num_threads", "apply_thread_config", "isa_name",
-           "llc_bytes", "floor_call", "floor_hardsigmoid_call", "probe_call", "TRACE_MAX",
+           "llc_bytes", "store_llc_bytes", "floor_call", "floor_hardsigmoid_call", "probe_call",
+           "TRACE_MAX",
            "trace_enable", "trace_drain", "now_ns"]

@@ -101,9 +101,12 @@ const char *aclk_isa_name(void);
    call (each call forgets it). */
 int emu_test_isa_ran(void);
 /* The last-level cache this CPU shares, in bytes (kernels/isa.c): sysfs's cpu0 cache index3
-   (the cache of its core complex), else sysconf, else 32 MiB. Outputs above half of it are
-   written with non-temporal stores (kernels and benchmark floor alike). */
+   (the cache of its core complex), else sysconf, else 32 MiB. */
 int64_t aclk_llc_bytes(void);
+/* The last-level cache the store policy assumes: ACLNN_EMU_LLC (bytes, or a K / M / G suffix,
+   64K to 64G; other values ignored) if set, else aclk_llc_bytes(). Outputs above half of it
+   are written with non-temporal stores (kernels and benchmark floor alike). */
+int64_t aclk_store_llc_bytes(void);
 /* Plain reference kernels (reference.c): same signatures and dtypes as the entry points above,
    the last implementation each entry point falls back to, and the tests' oracle. The softmax
    family computes every dtype in float64 and rounds once to the output dtype. */

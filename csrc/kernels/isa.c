@@ -24,7 +24,9 @@
  *   - Non-temporal stores for outputs larger than half the last-level cache (aclk_use_nt):
  *     such an output cannot stay in cache anyway, and streaming it saves the read for
  *     ownership of each line; smaller outputs keep normal stores so that whatever reads them
- *     next finds them in cache. The cache size is read once (sysconf), 32 MiB if unknown.
+ *     next finds them in cache. The cache size is read once (sysfs, sysconf), 32 MiB if
+ *     unknown; ACLNN_EMU_LLC replaces it for this policy only (aclk_store_llc_bytes), so that
+ *     a machine with a large L3 can run the store policy of the 32 MiB L3 most users have.
  *
  * Initialisation runs from a constructor when the library is loaded, and under pthread_once
  * from every aclk_isa_level() call, so a call before the constructor (a static link with an
@@ -94,7 +96,7 @@ static void isa_init(void)
             if (strcmp(want, NAMES[i]) == 0)
                 level = i < best ? i : best;
     }
-    g_nt_min_bytes = aclk_llc_bytes() / 2;
+    g_nt_min_bytes = aclk_store_llc_bytes() / 2;
     g_level = level;
     __atomic_store_n(&aclk_cvt_cur, table(level), __ATOMIC_RELEASE);
 }
@@ -132,6 +134,49 @@ int64_t aclk_llc_bytes(void)
 {
     pthread_once(&g_llc_once, llc_init);
     return g_llc;
+}
+
+/* ACLNN_EMU_LLC: a size in bytes, or with a K / M / G suffix (powers of 1024), from 64K to 64G;
+   anything else (an empty value, another character, a size out of range) is ignored, as
+   ACLNN_EMU_ISA's unknown values are (`aclnn-py env` names it). */
+static int64_t parse_llc(const char *s)
+{
+    if (s == NULL || *s < '0' || *s > '9')
+        return 0;
+    int64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        v = v * 10 + (*s - '0');
+        if (v > ((int64_t)64 << 30))
+            return 0;
+    }
+    int shift = 0;
+    if (*s == 'K' || *s == 'k')
+        shift = 10;
+    else if (*s == 'M' || *s == 'm')
+        shift = 20;
+    else if (*s == 'G' || *s == 'g')
+        shift = 30;
+    if (shift)
+        s++;
+    if (*s != '\0' || v > (((int64_t)64 << 30) >> shift))
+        return 0;
+    v <<= shift;
+    return v >= ((int64_t)64 << 10) ? v : 0;
+}
+
+static pthread_once_t g_store_once = PTHREAD_ONCE_INIT;
+static int64_t g_store_llc;
+
+static void store_llc_init(void)
+{
+    int64_t asked = parse_llc(getenv("ACLNN_EMU_LLC"));
+    g_store_llc = asked ? asked : aclk_llc_bytes();
+}
+
+int64_t aclk_store_llc_bytes(void)
+{
+    pthread_once(&g_store_once, store_llc_init);
+    return g_store_llc;
 }
 
 __attribute__((constructor)) static void isa_load(void)
