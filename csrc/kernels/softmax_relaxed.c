@@ -770,11 +770,12 @@ static inline __attribute__((always_inline)) R5B_TARGET __m256i r5b_cvt_out(__m5
 
 /* the forward kernels' output pairs (V_ST2F): 32 elements at p, v0 the first 16; bfloat16 by
    one vcvtne2ps2bf16 (the same rounding and NaN as vcvtneps2bf16) unless a lane of either is
-   a float32 subnormal (flushed by it), then as r5b_cvt_out */
+   a float32 subnormal (flushed by it), then as r5b_cvt_out; one kortestw for both masks */
 static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2(uint16_t *p, __m512 v0,
                                                                     __m512 v1, const int bf)
 {
-    if (bf && !(_mm512_fpclass_ps_mask(v0, 0x20) | _mm512_fpclass_ps_mask(v1, 0x20))) {
+    if (bf && _kortestz_mask16_u8(_mm512_fpclass_ps_mask(v0, 0x20),
+                                  _mm512_fpclass_ps_mask(v1, 0x20))) {
         _mm512_storeu_si512((void *)p, (__m512i)_mm512_cvtne2ps_pbh(v1, v0));
         return;
     }

@@ -498,11 +498,12 @@ static inline __attribute__((always_inline)) ATTR V SFX(small_lse)(V s, V t)
 }
 
 /* A block of a short axis (axis <= RSMALL): column vectors, two at a time (two independent
-   exp chains, half the loop overhead; loaded and stored as a pair, V_LD2F / V_ST2F) then one, their axis values held in xv / xw (registers /
-   L1) through max, exp and output, so that each element is read from memory once and its exp
-   computed once; the columns RPF_COLS ahead prefetched a line per a-row. log-softmax sums
-   every exp and those of the non-max terms (see r_lse_st). Stored normally even when c->nt: runs of
-   VW elements cannot be streamed in whole lines. */
+   exp chains, half the loop overhead; loaded and stored as a pair, V_LD2F / V_ST2F) then one,
+   their axis values held in xv / xw (registers / L1) through max, exp and output, so that each
+   element is read from memory once and its exp computed once; the columns RPF_COLS ahead
+   prefetched a line per a-row. log-softmax sums every exp and those of the non-max terms (see
+   r_lse_st). Stored normally even when c->nt: runs of VW elements cannot be streamed in whole
+   lines. */
 static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     const rfwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
 {
