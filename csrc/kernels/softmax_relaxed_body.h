@@ -32,7 +32,10 @@
 
 /* ------------------------------------------------------------------ forward rows ---- */
 
-/* one row of n elements at xr: max, exps (kept in eb when n <= RROWBUF), normalise */
+/* one row of n elements at xr: max, exps (kept in eb when n <= RROWBUF), normalise. Whole
+   2*VW groups from the row's start are loaded and stored as vector pairs (V_LD2F / V_ST2F, the
+   level's lane order: bfloat16 at the AVX2 level as even and odd elements), eb holding them in
+   that order; the row's last n % (2*VW) elements one vector at a time, in both passes alike */
 static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
     const rfwd_args *c, const uint16_t *xr, uint16_t *yr, int64_t n, const char *pf,
     float *eb, uint16_t *hb, const int bf, const int lg)
@@ -46,8 +49,9 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
     V n0 = V_SET1(INFINITY), n1 = n0;
     int64_t k = 0;
     for (; k + 4 * VW <= n; k += 4 * VW) {
-        const V x0 = V_LD(xr + k, bf), x1 = V_LD(xr + k + VW, bf);
-        const V x2 = V_LD(xr + k + 2 * VW, bf), x3 = V_LD(xr + k + 3 * VW, bf);
+        V x0, x1, x2, x3;
+        V_LD2F(xr + k, bf, x0, x1);
+        V_LD2F(xr + k + 2 * VW, bf, x2, x3);
         m0 = V_MAX(m0, x0), m1 = V_MAX(m1, x1), m2 = V_MAX(m2, x2), m3 = V_MAX(m3, x3);
         if (R_FAST)
             n0 = V_MIN(n0, V_MIN(x0, x1)), n1 = V_MIN(n1, V_MIN(x2, x3));
@@ -81,9 +85,11 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
     for (; k + 4 * VW <= k1; k += 4 * VW) {                                                   \
         for (int q = 0; q < 4 * VW * 2; q += 64)                                              \
             r_prefetchw((const char *)(yr + k) + q);                                          \
-        const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);      \
-        const V d2 = V_SUB(V_LD(xr + k + 2 * VW, bf), vm);                                    \
-        const V d3 = V_SUB(V_LD(xr + k + 3 * VW, bf), vm);                                    \
+        V x0, x1, x2, x3;                                                                     \
+        V_LD2F(xr + k, bf, x0, x1);                                                           \
+        V_LD2F(xr + k + 2 * VW, bf, x2, x3);                                                  \
+        const V d0 = V_SUB(x0, vm), d1 = V_SUB(x1, vm);                                       \
+        const V d2 = V_SUB(x2, vm), d3 = V_SUB(x3, vm);                                       \
         const V e0 = EXP(d0), e1 = EXP(d1), e2 = EXP(d2), e3 = EXP(d3);                       \
         s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1), s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);       \
         if (KEEP) {                                                                           \
@@ -108,7 +114,9 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
         for (; k + 2 * VW <= k1; k += 2 * VW) {
             if (!c->nt) /* the output's lines for writing, ahead of pass 3 */
                 r_prefetchw(yr + k);
-            const V d0 = V_SUB(V_LD(xr + k, bf), vm), d1 = V_SUB(V_LD(xr + k + VW, bf), vm);
+            V x0, x1;
+            V_LD2F(xr + k, bf, x0, x1);
+            const V d0 = V_SUB(x0, vm), d1 = V_SUB(x1, vm);
             const V e0 = fast ? V_EXPN_F(d0) : V_EXPN(d0);
             const V e1 = fast ? V_EXPN_F(d1) : V_EXPN(d1);
             s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
@@ -158,12 +166,11 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
         k = 0;
         if (lg) {
             for (; k + 4 * VW <= lv; k += 4 * VW) {
-                const V v0 = V_SUB(V_SUB(V_LD(xp + k, bf), vm), vf);
-                const V v1 = V_SUB(V_SUB(V_LD(xp + k + VW, bf), vm), vf);
-                const V v2 = V_SUB(V_SUB(V_LD(xp + k + 2 * VW, bf), vm), vf);
-                const V v3 = V_SUB(V_SUB(V_LD(xp + k + 3 * VW, bf), vm), vf);
-                V_ST(d + k, v0, bf), V_ST(d + k + VW, v1, bf);
-                V_ST(d + k + 2 * VW, v2, bf), V_ST(d + k + 3 * VW, v3, bf);
+                V x0, x1, x2, x3;
+                V_LD2F(xp + k, bf, x0, x1);
+                V_LD2F(xp + k + 2 * VW, bf, x2, x3);
+                V_ST2F(d + k, V_SUB(V_SUB(x0, vm), vf), V_SUB(V_SUB(x1, vm), vf), bf);
+                V_ST2F(d + k + 2 * VW, V_SUB(V_SUB(x2, vm), vf), V_SUB(V_SUB(x3, vm), vf), bf);
             }
             for (; k < lv; k += VW)
                 V_ST(d + k, V_SUB(V_SUB(V_LD(xp + k, bf), vm), vf), bf);
@@ -172,12 +179,21 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
                 const V v0 = V_MUL(V_LDF(ep + k), vf), v1 = V_MUL(V_LDF(ep + k + VW), vf);
                 const V v2 = V_MUL(V_LDF(ep + k + 2 * VW), vf);
                 const V v3 = V_MUL(V_LDF(ep + k + 3 * VW), vf);
-                V_ST(d + k, v0, bf), V_ST(d + k + VW, v1, bf);
-                V_ST(d + k + 2 * VW, v2, bf), V_ST(d + k + 3 * VW, v3, bf);
+                V_ST2F(d + k, v0, v1, bf);
+                V_ST2F(d + k + 2 * VW, v2, v3, bf);
             }
+            for (; k + 2 * VW <= lv; k += 2 * VW)
+                V_ST2F(d + k, V_MUL(V_LDF(ep + k), vf), V_MUL(V_LDF(ep + k + VW), vf), bf);
             for (; k < lv; k += VW)
                 V_ST(d + k, V_MUL(V_LDF(ep + k), vf), bf);
         } else {
+            for (; k + 2 * VW <= lv; k += 2 * VW) {
+                V x0, x1;
+                V_LD2F(xp + k, bf, x0, x1);
+                const V d0 = V_SUB(x0, vm), d1 = V_SUB(x1, vm);
+                V_ST2F(d + k, V_MUL(fast ? V_EXPN_F(d0) : V_EXPN(d0), vf),
+                       V_MUL(fast ? V_EXPN_F(d1) : V_EXPN(d1), vf), bf);
+            }
             for (; k < lv; k += VW) {
                 const V dx = V_SUB(V_LD(xp + k, bf), vm);
                 V_ST(d + k, V_MUL(fast ? V_EXPN_F(dx) : V_EXPN(dx), vf), bf);
@@ -487,11 +503,12 @@ static inline __attribute__((always_inline)) ATTR V SFX(small_lse)(V s, V t)
 }
 
 /* A block of a short axis (axis <= RSMALL): column vectors, two at a time (two independent
-   exp chains, half the loop overhead) then one, their axis values held in xv / xw (registers /
-   L1) through max, exp and output, so that each element is read from memory once and its exp
-   computed once; the columns RPF_COLS ahead prefetched a line per a-row. log-softmax sums
-   every exp and those of the non-max terms (see r_lse_st). Stored normally even when c->nt: runs of
-   VW elements cannot be streamed in whole lines. */
+   exp chains, half the loop overhead; loaded and stored as a pair, V_LD2F / V_ST2F) then one,
+   their axis values held in xv / xw (registers / L1) through max, exp and output, so that each
+   element is read from memory once and its exp computed once; the columns RPF_COLS ahead
+   prefetched a line per a-row. log-softmax sums every exp and those of the non-max terms (see
+   r_lse_st). Stored normally even when c->nt: runs of VW elements cannot be streamed in whole
+   lines. */
 static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     const rfwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
 {
@@ -502,15 +519,24 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     V xv[RSMALL], xw[RSMALL];
     int64_t j = 0;
     for (; j + 2 * VW <= w; j += 2 * VW) {
-        if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
-            for (int64_t a = 0; a < axis; a++) {
-                __builtin_prefetch(x + a * inner + j + RPF_COLS, 0, 3);
-                r_prefetchw(y + a * inner + j + RPF_COLS);
+        /* two lines of each a-row at a time (one a-row loop per 128 bytes, not per 64: its
+           overhead was 5 of its 7 instructions per line) */
+        if ((j * 2) % 128 == 0 && j + RPF_COLS < pf_end) {
+            const uint16_t *px = x + j + RPF_COLS;
+            uint16_t *py = y + j + RPF_COLS;
+            if (j + RPF_COLS + 32 < pf_end) {
+                for (int64_t a = 0; a < axis; a++, px += inner, py += inner) {
+                    __builtin_prefetch(px, 0, 3), __builtin_prefetch(px + 32, 0, 3);
+                    r_prefetchw(py), r_prefetchw(py + 32);
+                }
+            } else {
+                for (int64_t a = 0; a < axis; a++, px += inner, py += inner)
+                    __builtin_prefetch(px, 0, 3), r_prefetchw(py);
             }
+        }
         V m0 = V_SET1(-INFINITY), m1 = m0, n0 = V_SET1(INFINITY), n1 = n0;
         for (int64_t a = 0; a < axis; a++) {
-            const uint16_t *p = x + a * inner + j;
-            xv[a] = V_LD(p, bf), xw[a] = V_LD(p + VW, bf);
+            V_LD2F(x + a * inner + j, bf, xv[a], xw[a]);
             m0 = V_MAX(m0, xv[a]), m1 = V_MAX(m1, xw[a]);
             if (R_FAST)
                 n0 = V_MIN(n0, xv[a]), n1 = V_MIN(n1, xw[a]);
@@ -543,11 +569,9 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
         } else {
             f0 = V_DIV(V_SET1(1.0f), s0), f1 = V_DIV(V_SET1(1.0f), s1);
         }
-        for (int64_t a = 0; a < axis; a++) {
-            uint16_t *d = y + a * inner + j;
-            V_ST(d, lg ? V_SUB(xv[a], f0) : V_MUL(xv[a], f0), bf);
-            V_ST(d + VW, lg ? V_SUB(xw[a], f1) : V_MUL(xw[a], f1), bf);
-        }
+        for (int64_t a = 0; a < axis; a++)
+            V_ST2F(y + a * inner + j, lg ? V_SUB(xv[a], f0) : V_MUL(xv[a], f0),
+                   lg ? V_SUB(xw[a], f1) : V_MUL(xw[a], f1), bf);
     }
     for (; j < w; j += VW) {
         const int64_t l = w - j < VW ? w - j : VW;
@@ -584,6 +608,9 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
         }
     }
 }
+
+#undef V_LD2F
+#undef V_ST2F
 
 static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 {
