@@ -1606,10 +1606,221 @@ ACLK_AVX2_INLINE int i8_row_256(const ex_ctx *c, const int8_t *x, uint8_t *y)
     row_out_tail(x, k, n, mx, q, y);
     return 1;
 }
+
+/* ----- short axes in column blocks (R == 1), columns in registers
+ * An item of R == 1 (a block of w < inner columns, or a slab whose segment is one a-row) walks
+ * each column over the axis in order, one float64 accumulator per column: a column's sum is the
+ * same whether its 16 (AVX2: 8) neighbours share a vector of accumulators in memory or in
+ * registers. On a short axis (16 in the bench's (16, 1000, 1000) over dim 0) the segment loops
+ * above pay a load and a store of every accumulator per element and three loops over 512
+ * columns; here a vector of columns takes its max, exps and sums, factor and outputs with the
+ * axis's rows (one vector load each, from L1 after the first pass) in registers. The lookup
+ * (permute, two, gather) is chosen per vector of columns by its own span, the factor is
+ * i8_factor's (lse_cols on the vector's columns), the outputs i8_out_512's / i8_out_256's: the
+ * same bits. Columns of the block past the last full vector take the segment loops. */
+#define COLS_AXIS 128 /* the longest axis taken this way: the pass re-reads 128 lines from L1 */
+
+/* the span of 16 columns' max and min bytes (max - min, unsigned) */
+ACLK_AVX2_INLINE int span_epi8(__m128i mx, __m128i mn)
+{
+    __m128i d = _mm_sub_epi8(mx, mn);
+    d = _mm_max_epu8(d, _mm_srli_si128(d, 8));
+    d = _mm_max_epu8(d, _mm_srli_si128(d, 4));
+    d = _mm_max_epu8(d, _mm_srli_si128(d, 2));
+    d = _mm_max_epu8(d, _mm_srli_si128(d, 1));
+    return _mm_cvtsi128_si32(d) & 0xff;
+}
+
+/* i8_out_512's scale, saturation and rounding of 16 values, as bytes */
+ACLK_AVX512_INLINE __m128i quant512(__m512 d, __m512 vss, __m512 vinv, __m512 lo, __m512 hi)
+{
+    const __m512 rnd = _mm512_set1_ps(12582912.0f), zero = _mm512_setzero_ps();
+    d = _mm512_mul_ps(_mm512_mul_ps(d, vss), vinv);
+    d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), d, zero);
+    d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, lo, _CMP_LT_OQ), d, lo);
+    d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, hi, _CMP_GT_OQ), d, hi);
+    d = _mm512_sub_ps(_mm512_add_ps(d, rnd), rnd);
+    return _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(d));
+}
+
+/* 16 columns at x (row stride ld) over n rows to y; SPAN bounds their span (a constant: the
+   lookup of i8_exp512) */
+ACLK_AVX512_INLINE void col16_512(const ex_ctx *c, const int8_t *x, int64_t ld, int64_t n,
+                                  __m128i vm, int span, uint8_t *y, int lg)
+{
+    const float *t = lg ? c->etabr : c->etab;
+    const __m512 t0 = _mm512_loadu_ps(t), t1 = _mm512_loadu_ps(t + 16);
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0;
+    __m512i kc = zero;
+    for (int64_t a = 0; a < n; a++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(x + a * ld));
+        const __m512i j = _mm512_cvtepu8_epi32(_mm_sub_epi8(vm, v));
+        const __m512 e = i8_exp512(j, span, t0, t1, t);
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+        if (lg)
+            kc = _mm512_mask_add_epi32(kc, _mm512_cmpeq_epi32_mask(j, zero), kc, one);
+    }
+    __m512 f;
+    if (lg) {
+        double k[16], s[16];
+        float fac[16];
+        _mm512_storeu_pd(k, _mm512_cvtepi32_pd(_mm512_castsi512_si256(kc)));
+        _mm512_storeu_pd(k + 8, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(kc, 1)));
+        _mm512_storeu_pd(s, s0);
+        _mm512_storeu_pd(s + 8, s1);
+        lse_cols(k, s, fac, 16);
+        f = _mm512_loadu_ps(fac);
+    } else {
+        const __m512d one_d = _mm512_set1_pd(1.0);
+        f = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(_mm512_div_pd(one_d, s0))),
+                               _mm512_cvtpd_ps(_mm512_div_pd(one_d, s1)), 1);
+    }
+    const __m512 vss = _mm512_set1_ps(c->p->src_scale), vinv = _mm512_set1_ps(1.0f /
+                                                                              c->p->dst_scale);
+    const __m512 lo = _mm512_set1_ps(c->ddt == ACLK_U8 ? 0.0f : -128.0f);
+    const __m512 hi = _mm512_set1_ps(c->ddt == ACLK_U8 ? 255.0f : 127.0f);
+    const float *te = c->etab;
+    const __m512 e0 = _mm512_loadu_ps(te), e1 = _mm512_loadu_ps(te + 16);
+    for (int64_t a = 0; a < n; a++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(x + a * ld));
+        const __m512i j = _mm512_cvtepu8_epi32(_mm_sub_epi8(vm, v));
+        const __m512 d = lg ? _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(zero, j)), f)
+                            : _mm512_mul_ps(i8_exp512(j, span, e0, e1, te), f);
+        _mm_storeu_si128((__m128i *)(y + a * ld), quant512(d, vss, vinv, lo, hi));
+    }
+}
+
+/* the columns [0, w) of a block at x / y in vectors of 16; returns the columns done */
+ACLK_AVX512_INLINE int64_t i8_cols_512(const ex_ctx *c, const int8_t *x, uint8_t *y, int64_t w)
+{
+    const int64_t n = c->axis, ld = c->inner;
+    int64_t k = 0;
+    for (; k + 16 <= w; k += 16) {
+        __m128i mx = _mm_loadu_si128((const __m128i *)(x + k)), mn = mx;
+        for (int64_t a = 1; a < n; a++) {
+            const __m128i v = _mm_loadu_si128((const __m128i *)(x + k + a * ld));
+            mx = _mm_max_epi8(mx, v);
+            mn = _mm_min_epi8(mn, v);
+        }
+        const int span = span_epi8(mx, mn);
+        if (c->lg) {
+            if (span <= 15)
+                col16_512(c, x + k, ld, n, mx, 15, y + k, 1);
+            else if (span <= 31)
+                col16_512(c, x + k, ld, n, mx, 31, y + k, 1);
+            else
+                col16_512(c, x + k, ld, n, mx, 255, y + k, 1);
+        } else {
+            if (span <= 15)
+                col16_512(c, x + k, ld, n, mx, 15, y + k, 0);
+            else if (span <= 31)
+                col16_512(c, x + k, ld, n, mx, 31, y + k, 0);
+            else
+                col16_512(c, x + k, ld, n, mx, 255, y + k, 0);
+        }
+    }
+    return k;
+}
+
+/* AVX2: i8_out_256's scale, saturation and rounding of 8 values, as 8 bytes */
+ACLK_AVX2_INLINE __m128i quant256(__m256 d, __m256 vss, __m256 vinv, __m256 lo, __m256 hi,
+                                  int u8)
+{
+    const __m256 rnd = _mm256_set1_ps(12582912.0f), zero = _mm256_setzero_ps();
+    d = _mm256_mul_ps(_mm256_mul_ps(d, vss), vinv);
+    d = _mm256_blendv_ps(d, zero, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));
+    d = _mm256_blendv_ps(d, lo, _mm256_cmp_ps(d, lo, _CMP_LT_OQ));
+    d = _mm256_blendv_ps(d, hi, _mm256_cmp_ps(d, hi, _CMP_GT_OQ));
+    d = _mm256_sub_ps(_mm256_add_ps(d, rnd), rnd);
+    const __m256i q = _mm256_cvttps_epi32(d);
+    const __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    return u8 ? _mm_packus_epi16(h, h) : _mm_packs_epi16(h, h);
+}
+
+/* 8 columns at x over n rows to y (col16_512 at AVX2) */
+ACLK_AVX2_INLINE void col8_256(const ex_ctx *c, const int8_t *x, int64_t ld, int64_t n,
+                               __m128i vm, int span, uint8_t *y, int lg)
+{
+    const float *t = lg ? c->etabr : c->etab;
+    const __m256 t0 = _mm256_loadu_ps(t), t1 = _mm256_loadu_ps(t + 8);
+    const __m256i zero = _mm256_setzero_si256();
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0;
+    __m256i kc = zero;
+    for (int64_t a = 0; a < n; a++) {
+        const __m128i v = _mm_loadl_epi64((const __m128i *)(x + a * ld));
+        const __m256i j = _mm256_cvtepu8_epi32(_mm_sub_epi8(vm, v));
+        const __m256 e = i8_exp256(j, span, t0, t1, t);
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+        if (lg) /* the compare's -1 where j == 0, subtracted */
+            kc = _mm256_sub_epi32(kc, _mm256_cmpeq_epi32(j, zero));
+    }
+    __m256 f;
+    if (lg) {
+        double k[8], s[8];
+        float fac[8];
+        _mm256_storeu_pd(k, _mm256_cvtepi32_pd(_mm256_castsi256_si128(kc)));
+        _mm256_storeu_pd(k + 4, _mm256_cvtepi32_pd(_mm256_extracti128_si256(kc, 1)));
+        _mm256_storeu_pd(s, s0);
+        _mm256_storeu_pd(s + 4, s1);
+        lse_cols(k, s, fac, 8);
+        f = _mm256_loadu_ps(fac);
+    } else {
+        const __m256d one_d = _mm256_set1_pd(1.0);
+        f = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(_mm256_div_pd(one_d, s0))),
+                                 _mm256_cvtpd_ps(_mm256_div_pd(one_d, s1)), 1);
+    }
+    const int u8 = c->ddt == ACLK_U8;
+    const __m256 vss = _mm256_set1_ps(c->p->src_scale), vinv = _mm256_set1_ps(1.0f /
+                                                                              c->p->dst_scale);
+    const __m256 lo = _mm256_set1_ps(u8 ? 0.0f : -128.0f), hi = _mm256_set1_ps(u8 ? 255.0f : 127.0f);
+    const float *te = c->etab;
+    const __m256 e0 = _mm256_loadu_ps(te), e1 = _mm256_loadu_ps(te + 8);
+    for (int64_t a = 0; a < n; a++) {
+        const __m128i v = _mm_loadl_epi64((const __m128i *)(x + a * ld));
+        const __m256i j = _mm256_cvtepu8_epi32(_mm_sub_epi8(vm, v));
+        const __m256 d = lg ? _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(zero, j)), f)
+                            : _mm256_mul_ps(i8_exp256(j, span, e0, e1, te), f);
+        _mm_storel_epi64((__m128i *)(y + a * ld), quant256(d, vss, vinv, lo, hi, u8));
+    }
+}
+
+ACLK_AVX2_INLINE int64_t i8_cols_256(const ex_ctx *c, const int8_t *x, uint8_t *y, int64_t w)
+{
+    const int64_t n = c->axis, ld = c->inner;
+    int64_t k = 0;
+    for (; k + 8 <= w; k += 8) {
+        __m128i mx = _mm_loadl_epi64((const __m128i *)(x + k)), mn = mx;
+        for (int64_t a = 1; a < n; a++) {
+            const __m128i v = _mm_loadl_epi64((const __m128i *)(x + k + a * ld));
+            mx = _mm_max_epi8(mx, v);
+            mn = _mm_min_epi8(mn, v);
+        }
+        const int span = span_epi8(mx, mn); /* the upper 8 bytes are 0 - 0 */
+        if (c->lg) {
+            if (span <= 7)
+                col8_256(c, x + k, ld, n, mx, 7, y + k, 1);
+            else if (span <= 15)
+                col8_256(c, x + k, ld, n, mx, 15, y + k, 1);
+            else
+                col8_256(c, x + k, ld, n, mx, 255, y + k, 1);
+        } else {
+            if (span <= 7)
+                col8_256(c, x + k, ld, n, mx, 7, y + k, 0);
+            else if (span <= 15)
+                col8_256(c, x + k, ld, n, mx, 15, y + k, 0);
+            else
+                col8_256(c, x + k, ld, n, mx, 255, y + k, 0);
+        }
+    }
+    return k;
+}
 #endif
 
 /* the chunk of items at one level: SUMS / OUT are its vector segment loops */
-#define I8_CHUNK(NAME, ATTR, ROW, SUMS, OUT)                                                  \
+#define I8_CHUNK(NAME, ATTR, ROW, COLS, SUMS, OUT)                                            \
     ATTR static void NAME(void *ctx, int64_t t0, int64_t t1)                                  \
     {                                                                                         \
         const ex_ctx *c = (const ex_ctx *)ctx;                                                \
@@ -1618,10 +1829,18 @@ ACLK_AVX2_INLINE int i8_row_256(const ex_ctx *c, const int8_t *x, uint8_t *y)
         ws_i8 ws;                                                                             \
         for (int64_t t = t0; t < t1; t++) {                                                   \
             const int64_t o = t / c->nblk, i0 = (t % c->nblk) * c->W;                         \
-            const blk_t b = block_geom(c->axis, c->inner, i0, c->W);                          \
-            const int64_t base = o * c->axis * c->inner + i0;                                 \
+            blk_t b = block_geom(c->axis, c->inner, i0, c->W);                                \
+            int64_t base = o * c->axis * c->inner + i0;                                       \
             if (c->inner == 1 && ROW(c, x + base, y + base))                                  \
                 continue;                                                                     \
+            if (b.R == 1 && c->axis <= COLS_AXIS) { /* the rest: the columns past them */     \
+                const int64_t done = COLS(c, x + base, y + base, b.w);                        \
+                if (done == b.w)                                                              \
+                    continue;                                                                 \
+                base += done;                                                                 \
+                b.w -= done;                                                                  \
+                b.S = b.w;                                                                    \
+            }                                                                                 \
             const int span = i8_stats(c, x + base, b, &ws);                                   \
             for (int64_t k = 0; k < b.S; k++)                                                 \
                 ws.sacc[k] = 0.0, ws.kcnt[k] = 0;                                             \
@@ -1646,8 +1865,9 @@ ACLK_AVX2_INLINE int i8_row_256(const ex_ctx *c, const int8_t *x, uint8_t *y)
     }
 
 #if defined(ACLK_X86)
-I8_CHUNK(chunk_i8_avx2, ACLK_TARGET_AVX2, i8_row_256, i8_sums_256, i8_out_256)
-I8_CHUNK(chunk_i8_avx512, ACLK_TARGET_AVX512, i8_row_512, i8_sums_512, i8_out_512)
+I8_CHUNK(chunk_i8_avx2, ACLK_TARGET_AVX2, i8_row_256, i8_cols_256, i8_sums_256, i8_out_256)
+I8_CHUNK(chunk_i8_avx512, ACLK_TARGET_AVX512, i8_row_512, i8_cols_512, i8_sums_512,
+         i8_out_512)
 #endif
 #undef I8_CHUNK
 
