@@ -974,7 +974,10 @@ static void chunk_f64(void *ctx, int64_t t0, int64_t t1)
  *     always (a scale of 1 multiplies exactly) and take log-softmax or not as a constant;
  *   - rows (inner == 1) whose exps sum exactly in any order (inputs spanning up to about 12
  *     on long rows, see "rows" below) skip the lanes: max, min and sum in registers, outputs
- *     from a per-row table of output bytes by max - x (a byte shuffle).
+ *     from a per-row table of output bytes by max - x (a byte shuffle);
+ *   - items of one a-row per segment over an axis of up to COLS_AXIS (dim 0 of (16, 1000,
+ *     1000)) take vectors of columns with everything in registers, log-softmax's factor by a
+ *     vector log1p without divides (see "short axes" below).
  * It was 1.3-4x the float32 strict kernel's time on the same shape (the scalar exp the
  * compiler made of item_f32's inlined vector exp in chunk_f32, a float32 copy of each block,
  * the output's separate scale and store loops, a libm log1p per column of a short axis); then
