@@ -974,7 +974,10 @@ static void chunk_f64(void *ctx, int64_t t0, int64_t t1)
  *     always (a scale of 1 multiplies exactly) and take log-softmax or not as a constant;
  *   - rows (inner == 1) whose exps sum exactly in any order (inputs spanning up to about 12
  *     on long rows, see "rows" below) skip the lanes: max, min and sum in registers, outputs
- *     from a per-row table of output bytes by max - x (a byte shuffle).
+ *     from a per-row table of output bytes by max - x (a byte shuffle);
+ *   - items of one a-row per segment over an axis of up to COLS_AXIS (dim 0 of (16, 1000,
+ *     1000)) take vectors of columns with everything in registers, log-softmax's factor by a
+ *     vector log1p without divides (see "short axes" below).
  * It was 1.3-4x the float32 strict kernel's time on the same shape (the scalar exp the
  * compiler made of item_f32's inlined vector exp in chunk_f32, a float32 copy of each block,
  * the output's separate scale and store loops, a libm log1p per column of a short axis); then
@@ -1606,10 +1609,400 @@ ACLK_AVX2_INLINE int i8_row_256(const ex_ctx *c, const int8_t *x, uint8_t *y)
     row_out_tail(x, k, n, mx, q, y);
     return 1;
 }
+
+/* ----- short axes in column blocks (R == 1), columns in registers
+ * An item of R == 1 (a block of w < inner columns, or a slab whose segment is one a-row) walks
+ * each column over the axis in order, one float64 accumulator per column: a column's sum is the
+ * same whether its 16 (AVX2: 8) neighbours share a vector of accumulators in memory or in
+ * registers. On a short axis (16 in the bench's (16, 1000, 1000) over dim 0) the segment loops
+ * above pay a load and a store of every accumulator per element and three loops over 512
+ * columns; here a vector of columns takes its max, exps and sums, factor and outputs with the
+ * axis's rows (one vector load each, from L1 after the first pass) in registers. The lookup
+ * (permute, two, gather) is chosen per vector of columns by its own span, the factor is
+ * i8_factor's (lse_cols' rounding test on log1p512 / log1p256, below), the outputs
+ * i8_out_512's / i8_out_256's: the same bits. Columns of the block past the last full vector
+ * take the segment loops. */
+#define COLS_AXIS 128 /* the longest axis taken this way: the pass re-reads 128 lines from L1 */
+
+/* the span of 16 columns' max and min bytes (max - min, unsigned) */
+ACLK_AVX2_INLINE int span_epi8(__m128i mx, __m128i mn)
+{
+    __m128i d = _mm_sub_epi8(mx, mn);
+    d = _mm_max_epu8(d, _mm_srli_si128(d, 8));
+    d = _mm_max_epu8(d, _mm_srli_si128(d, 4));
+    d = _mm_max_epu8(d, _mm_srli_si128(d, 2));
+    d = _mm_max_epu8(d, _mm_srli_si128(d, 1));
+    return _mm_cvtsi128_si32(d) & 0xff;
+}
+
+/* i8_out_512's scale, saturation and rounding of 16 values, as bytes */
+ACLK_AVX512_INLINE __m128i quant512(__m512 d, __m512 vss, __m512 vinv, __m512 lo, __m512 hi)
+{
+    const __m512 rnd = _mm512_set1_ps(12582912.0f), zero = _mm512_setzero_ps();
+    d = _mm512_mul_ps(_mm512_mul_ps(d, vss), vinv);
+    d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), d, zero);
+    d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, lo, _CMP_LT_OQ), d, lo);
+    d = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(d, hi, _CMP_GT_OQ), d, hi);
+    d = _mm512_sub_ps(_mm512_add_ps(d, rnd), rnd);
+    return _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(d));
+}
+
+/* log1p_approx of 8 lanes without its two divides: 1 / u and 1 / (m + 1) by rcp14 and two
+   Newton steps (about 2^-51 relative: rcp14's 2^-14 squared twice, and the roundings), the
+   series to z^17 (the rest below 2^-50 of it): within 2^-48 relative of lse_of's double over
+   the columns of the short-axis path (a check against glibc's log and log1p), well inside
+   lse_cols' 2^-40 rounding test, so the same floats */
+ACLK_AVX512_INLINE __m512d recip512(__m512d v)
+{
+    const __m512d two = _mm512_set1_pd(2.0);
+    __m512d r = _mm512_rcp14_pd(v);
+    r = _mm512_mul_pd(r, _mm512_sub_pd(two, _mm512_mul_pd(v, r)));
+    return _mm512_mul_pd(r, _mm512_sub_pd(two, _mm512_mul_pd(v, r)));
+}
+
+ACLK_AVX512_INLINE __m512d log1p512(__m512d q)
+{
+    const __m512d one = _mm512_set1_pd(1.0);
+    const __m512d u = _mm512_add_pd(one, q);
+    const __m512d cr = _mm512_mul_pd(_mm512_sub_pd(q, _mm512_sub_pd(u, one)), recip512(u));
+    const __m512i ub = _mm512_castpd_si512(u);
+    const __m512i mb = _mm512_or_si512(
+        _mm512_and_si512(ub, _mm512_set1_epi64(0x000FFFFFFFFFFFFFll)),
+        _mm512_set1_epi64(0x3FF0000000000000ll)); /* [1, 2) */
+    const __mmask8 big = _mm512_cmpgt_epu64_mask(mb, _mm512_set1_epi64(0x3FF6A09E667F3BCDll));
+    const __m512d be = _mm512_cvtepi64_pd(_mm512_srli_epi64(ub, 52)); /* exact */
+    const __m512d e = _mm512_mask_add_pd(_mm512_sub_pd(be, _mm512_set1_pd(1023.0)), big,
+                                         _mm512_sub_pd(be, _mm512_set1_pd(1023.0)), one);
+    const __m512d m = _mm512_castsi512_pd(
+        _mm512_mask_sub_epi64(mb, big, mb, _mm512_set1_epi64(0x0010000000000000ll)));
+    const __m512d f = _mm512_sub_pd(m, one);
+    const __m512d z = _mm512_mul_pd(f, recip512(_mm512_add_pd(m, one)));
+    const __m512d w = _mm512_mul_pd(z, z);
+    /* the series by Estrin's scheme (a shorter dependency chain than Horner's) */
+    const __m512d w2 = _mm512_mul_pd(w, w), w4 = _mm512_mul_pd(w2, w2);
+#define EST2(A, B) _mm512_add_pd(_mm512_set1_pd(A), _mm512_mul_pd(_mm512_set1_pd(B), w))
+    const __m512d b0 = _mm512_add_pd(EST2(1.0 / 3, 1.0 / 5),
+                                     _mm512_mul_pd(EST2(1.0 / 7, 1.0 / 9), w2));
+    const __m512d b1 = _mm512_add_pd(EST2(1.0 / 11, 1.0 / 13),
+                                     _mm512_mul_pd(EST2(1.0 / 15, 1.0 / 17), w2));
+#undef EST2
+    const __m512d p = _mm512_mul_pd(_mm512_add_pd(b0, _mm512_mul_pd(b1, w4)), w);
+    const __m512d z2 = _mm512_add_pd(z, z);
+    const __m512d lm = _mm512_add_pd(z2, _mm512_mul_pd(z2, p));
+    return _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(e, _mm512_set1_pd(0.69314718055994530942)),
+                                       lm), cr);
+}
+
+/* lse_cols of 8 columns from their counts and sums: the float of log1p512((k - 1) + rest) when
+   the 2^-40 test decides it, else lse_of's */
+ACLK_AVX512_INLINE __m256 lse8_512(__m512d k, __m512d rest)
+{
+    const __m512d a = log1p512(_mm512_add_pd(_mm512_sub_pd(k, _mm512_set1_pd(1.0)), rest));
+    const __m512d d = _mm512_mul_pd(a, _mm512_set1_pd(0x1p-40));
+    const __m256 lo = _mm512_cvtpd_ps(_mm512_sub_pd(a, d));
+    const __m256 hi = _mm512_cvtpd_ps(_mm512_add_pd(a, d));
+    const __mmask8 bad = _mm256_cmp_ps_mask(lo, hi, _CMP_NEQ_UQ);
+    if (!bad)
+        return lo;
+    float f[8];
+    double kv[8], rv[8];
+    _mm256_storeu_ps(f, lo);
+    _mm512_storeu_pd(kv, k);
+    _mm512_storeu_pd(rv, rest);
+    for (int j = 0; j < 8; j++)
+        if (bad >> j & 1)
+            f[j] = (float)lse_of(kv[j], rv[j]);
+    return _mm256_loadu_ps(f);
+}
+
+/* NV vectors of 16 columns at x (row stride ld) over n rows to y, vm their maxima; span bounds
+   their span (a constant: the lookup of i8_exp512). NV = 4 (a cache line of each row) gives the
+   factors' dependency chains (log1p512: about 150 cycles) four vectors of work each */
+#define I8_UNROLL _Pragma("GCC unroll 4")
+ACLK_AVX512_INLINE void cols_512(const ex_ctx *c, const int8_t *x, int64_t ld, int64_t n,
+                                 const __m128i *vm, int nv, int span, uint8_t *y, int lg)
+{
+    const float *t = lg ? c->etabr : c->etab;
+    const __m512 t0 = _mm512_loadu_ps(t), t1 = _mm512_loadu_ps(t + 16);
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
+    __m512d s0[4], s1[4];
+    __m512i kc[4];
+    __m512 f[4];
+    I8_UNROLL
+    for (int v = 0; v < nv; v++)
+        s0[v] = s1[v] = _mm512_setzero_pd(), kc[v] = zero;
+    for (int64_t a = 0; a < n; a++) {
+        I8_UNROLL
+        for (int v = 0; v < nv; v++) {
+            const __m128i xv = _mm_loadu_si128((const __m128i *)(x + a * ld + 16 * v));
+            const __m512i j = _mm512_cvtepu8_epi32(_mm_sub_epi8(vm[v], xv));
+            const __m512 e = i8_exp512(j, span, t0, t1, t);
+            s0[v] = _mm512_add_pd(s0[v], _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+            s1[v] = _mm512_add_pd(s1[v], _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+            if (lg)
+                kc[v] = _mm512_mask_add_epi32(kc[v], _mm512_cmpeq_epi32_mask(j, zero), kc[v],
+                                              one);
+        }
+    }
+    I8_UNROLL
+    for (int v = 0; v < nv; v++) {
+        if (lg)
+            f[v] = _mm512_insertf32x8(
+                _mm512_castps256_ps512(
+                    lse8_512(_mm512_cvtepi32_pd(_mm512_castsi512_si256(kc[v])), s0[v])),
+                lse8_512(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(kc[v], 1)), s1[v]), 1);
+        else {
+            const __m512d one_d = _mm512_set1_pd(1.0);
+            f[v] = _mm512_insertf32x8(
+                _mm512_castps256_ps512(_mm512_cvtpd_ps(_mm512_div_pd(one_d, s0[v]))),
+                _mm512_cvtpd_ps(_mm512_div_pd(one_d, s1[v])), 1);
+        }
+    }
+    const __m512 vss = _mm512_set1_ps(c->p->src_scale);
+    const __m512 vinv = _mm512_set1_ps(1.0f / c->p->dst_scale);
+    const __m512 lo = _mm512_set1_ps(c->ddt == ACLK_U8 ? 0.0f : -128.0f);
+    const __m512 hi = _mm512_set1_ps(c->ddt == ACLK_U8 ? 255.0f : 127.0f);
+    const float *te = c->etab;
+    const __m512 e0 = _mm512_loadu_ps(te), e1 = _mm512_loadu_ps(te + 16);
+    for (int64_t a = 0; a < n; a++) {
+        I8_UNROLL
+        for (int v = 0; v < nv; v++) {
+            const __m128i xv = _mm_loadu_si128((const __m128i *)(x + a * ld + 16 * v));
+            const __m512i j = _mm512_cvtepu8_epi32(_mm_sub_epi8(vm[v], xv));
+            const __m512 d = lg ? _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(zero, j)),
+                                                f[v])
+                                : _mm512_mul_ps(i8_exp512(j, span, e0, e1, te), f[v]);
+            _mm_storeu_si128((__m128i *)(y + a * ld + 16 * v), quant512(d, vss, vinv, lo, hi));
+        }
+    }
+}
+
+/* COLS with the lookup by the span and log-softmax or not as constants */
+#define I8_COLS_SPANS(COLS, NV, S1, S2)                                                       \
+    do {                                                                                      \
+        if (c->lg) {                                                                          \
+            if (span <= S1)                                                                   \
+                COLS(c, x + k, ld, n, vm, NV, S1, y + k, 1);                                  \
+            else if (span <= S2)                                                              \
+                COLS(c, x + k, ld, n, vm, NV, S2, y + k, 1);                                  \
+            else                                                                              \
+                COLS(c, x + k, ld, n, vm, NV, 255, y + k, 1);                                 \
+        } else {                                                                              \
+            if (span <= S1)                                                                   \
+                COLS(c, x + k, ld, n, vm, NV, S1, y + k, 0);                                  \
+            else if (span <= S2)                                                              \
+                COLS(c, x + k, ld, n, vm, NV, S2, y + k, 0);                                  \
+            else                                                                              \
+                COLS(c, x + k, ld, n, vm, NV, 255, y + k, 0);                                 \
+        }                                                                                     \
+    } while (0)
+
+/* the maxima (vm) and minima of nv vectors of vb (16 or 8) columns over n rows; their span */
+ACLK_AVX2_INLINE int cols_stats(const int8_t *x, int64_t ld, int64_t n, int nv, int vb,
+                                __m128i *vm)
+{
+    __m128i mn[4];
+    I8_UNROLL
+    for (int v = 0; v < nv; v++)
+        vm[v] = mn[v] = vb == 16 ? _mm_loadu_si128((const __m128i *)(x + vb * v))
+                                 : _mm_loadl_epi64((const __m128i *)(x + vb * v));
+    for (int64_t a = 1; a < n; a++) {
+        I8_UNROLL
+        for (int v = 0; v < nv; v++) {
+            const __m128i xv = vb == 16
+                                   ? _mm_loadu_si128((const __m128i *)(x + a * ld + vb * v))
+                                   : _mm_loadl_epi64((const __m128i *)(x + a * ld + vb * v));
+            vm[v] = _mm_max_epi8(vm[v], xv);
+            mn[v] = _mm_min_epi8(mn[v], xv);
+        }
+    }
+    int span = 0;
+    I8_UNROLL
+    for (int v = 0; v < nv; v++) {
+        const int sv = span_epi8(vm[v], mn[v]); /* AVX2's upper 8 bytes: 0 - 0 */
+        span = sv > span ? sv : span;
+    }
+    return span;
+}
+
+/* the columns [0, w) of a block at x / y in vectors of 64, then 16; returns the columns done */
+ACLK_AVX512_INLINE int64_t i8_cols_512(const ex_ctx *c, const int8_t *x, uint8_t *y, int64_t w)
+{
+    const int64_t n = c->axis, ld = c->inner;
+    __m128i vm[4];
+    int64_t k = 0;
+    for (; k + 64 <= w; k += 64) {
+        const int span = cols_stats(x + k, ld, n, 4, 16, vm);
+        I8_COLS_SPANS(cols_512, 4, 15, 31);
+    }
+    for (; k + 16 <= w; k += 16) {
+        const int span = cols_stats(x + k, ld, n, 1, 16, vm);
+        I8_COLS_SPANS(cols_512, 1, 15, 31);
+    }
+    return k;
+}
+
+/* AVX2: i8_out_256's scale, saturation and rounding of 8 values, as 8 bytes */
+ACLK_AVX2_INLINE __m128i quant256(__m256 d, __m256 vss, __m256 vinv, __m256 lo, __m256 hi,
+                                  int u8)
+{
+    const __m256 rnd = _mm256_set1_ps(12582912.0f), zero = _mm256_setzero_ps();
+    d = _mm256_mul_ps(_mm256_mul_ps(d, vss), vinv);
+    d = _mm256_blendv_ps(d, zero, _mm256_cmp_ps(d, d, _CMP_UNORD_Q));
+    d = _mm256_blendv_ps(d, lo, _mm256_cmp_ps(d, lo, _CMP_LT_OQ));
+    d = _mm256_blendv_ps(d, hi, _mm256_cmp_ps(d, hi, _CMP_GT_OQ));
+    d = _mm256_sub_ps(_mm256_add_ps(d, rnd), rnd);
+    const __m256i q = _mm256_cvttps_epi32(d);
+    const __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    return u8 ? _mm_packus_epi16(h, h) : _mm_packs_epi16(h, h);
+}
+
+/* AVX2: log1p512 on 4 lanes; the reciprocals from a float divide (2^-24) and two Newton steps */
+ACLK_AVX2_INLINE __m256d recip256(__m256d v)
+{
+    const __m256d two = _mm256_set1_pd(2.0);
+    __m256d r = _mm256_cvtps_pd(_mm_div_ps(_mm_set1_ps(1.0f), _mm256_cvtpd_ps(v)));
+    r = _mm256_mul_pd(r, _mm256_sub_pd(two, _mm256_mul_pd(v, r)));
+    return _mm256_mul_pd(r, _mm256_sub_pd(two, _mm256_mul_pd(v, r)));
+}
+
+ACLK_AVX2_INLINE __m256d log1p256(__m256d q)
+{
+    const __m256d one = _mm256_set1_pd(1.0);
+    const __m256d u = _mm256_add_pd(one, q);
+    const __m256d cr = _mm256_mul_pd(_mm256_sub_pd(q, _mm256_sub_pd(u, one)), recip256(u));
+    const __m256i ub = _mm256_castpd_si256(u);
+    const __m256i mb = _mm256_or_si256(
+        _mm256_and_si256(ub, _mm256_set1_epi64x(0x000FFFFFFFFFFFFFll)),
+        _mm256_set1_epi64x(0x3FF0000000000000ll)); /* [1, 2) */
+    /* the biased exponent by the 2^52 trick (exact) */
+    const __m256d be = _mm256_sub_pd(
+        _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(ub, 52),
+                                            _mm256_set1_epi64x(0x4330000000000000ll))),
+        _mm256_set1_pd(4503599627370496.0));
+    const __m256i big = _mm256_cmpgt_epi64(mb, _mm256_set1_epi64x(0x3FF6A09E667F3BCDll));
+    const __m256d e = _mm256_add_pd(_mm256_sub_pd(be, _mm256_set1_pd(1023.0)),
+                                    _mm256_and_pd(_mm256_castsi256_pd(big), one));
+    const __m256d m = _mm256_castsi256_pd(
+        _mm256_sub_epi64(mb, _mm256_and_si256(big, _mm256_set1_epi64x(0x0010000000000000ll))));
+    const __m256d z = _mm256_mul_pd(_mm256_sub_pd(m, one), recip256(_mm256_add_pd(m, one)));
+    const __m256d w = _mm256_mul_pd(z, z);
+    /* the series by Estrin's scheme (a shorter dependency chain than Horner's) */
+    const __m256d w2 = _mm256_mul_pd(w, w), w4 = _mm256_mul_pd(w2, w2);
+#define EST2(A, B) _mm256_add_pd(_mm256_set1_pd(A), _mm256_mul_pd(_mm256_set1_pd(B), w))
+    const __m256d b0 = _mm256_add_pd(EST2(1.0 / 3, 1.0 / 5),
+                                     _mm256_mul_pd(EST2(1.0 / 7, 1.0 / 9), w2));
+    const __m256d b1 = _mm256_add_pd(EST2(1.0 / 11, 1.0 / 13),
+                                     _mm256_mul_pd(EST2(1.0 / 15, 1.0 / 17), w2));
+#undef EST2
+    const __m256d p = _mm256_mul_pd(_mm256_add_pd(b0, _mm256_mul_pd(b1, w4)), w);
+    const __m256d z2 = _mm256_add_pd(z, z);
+    const __m256d lm = _mm256_add_pd(z2, _mm256_mul_pd(z2, p));
+    return _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(e, _mm256_set1_pd(0.69314718055994530942)),
+                                       lm), cr);
+}
+
+/* lse8_512 for 4 columns */
+ACLK_AVX2_INLINE __m128 lse4_256(__m256d k, __m256d rest)
+{
+    const __m256d a = log1p256(_mm256_add_pd(_mm256_sub_pd(k, _mm256_set1_pd(1.0)), rest));
+    const __m256d d = _mm256_mul_pd(a, _mm256_set1_pd(0x1p-40));
+    const __m128 lo = _mm256_cvtpd_ps(_mm256_sub_pd(a, d));
+    const __m128 hi = _mm256_cvtpd_ps(_mm256_add_pd(a, d));
+    const int bad = _mm_movemask_ps(_mm_cmp_ps(lo, hi, _CMP_NEQ_UQ));
+    if (!bad)
+        return lo;
+    float f[4];
+    double kv[4], rv[4];
+    _mm_storeu_ps(f, lo);
+    _mm256_storeu_pd(kv, k);
+    _mm256_storeu_pd(rv, rest);
+    for (int j = 0; j < 4; j++)
+        if (bad >> j & 1)
+            f[j] = (float)lse_of(kv[j], rv[j]);
+    return _mm_loadu_ps(f);
+}
+
+/* cols_512 at AVX2: nv (2 or 1: 16 registers) vectors of 8 columns */
+ACLK_AVX2_INLINE void cols_256(const ex_ctx *c, const int8_t *x, int64_t ld, int64_t n,
+                               const __m128i *vm, int nv, int span, uint8_t *y, int lg)
+{
+    const float *t = lg ? c->etabr : c->etab;
+    const __m256 t0 = _mm256_loadu_ps(t), t1 = _mm256_loadu_ps(t + 8);
+    const __m256i zero = _mm256_setzero_si256();
+    __m256d s0[2], s1[2];
+    __m256i kc[2];
+    __m256 f[2];
+    I8_UNROLL
+    for (int v = 0; v < nv; v++)
+        s0[v] = s1[v] = _mm256_setzero_pd(), kc[v] = zero;
+    for (int64_t a = 0; a < n; a++) {
+        I8_UNROLL
+        for (int v = 0; v < nv; v++) {
+            const __m128i xv = _mm_loadl_epi64((const __m128i *)(x + a * ld + 8 * v));
+            const __m256i j = _mm256_cvtepu8_epi32(_mm_sub_epi8(vm[v], xv));
+            const __m256 e = i8_exp256(j, span, t0, t1, t);
+            s0[v] = _mm256_add_pd(s0[v], _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+            s1[v] = _mm256_add_pd(s1[v], _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+            if (lg) /* the compare's -1 where j == 0, subtracted */
+                kc[v] = _mm256_sub_epi32(kc[v], _mm256_cmpeq_epi32(j, zero));
+        }
+    }
+    I8_UNROLL
+    for (int v = 0; v < nv; v++) {
+        if (lg)
+            f[v] = _mm256_insertf128_ps(
+                _mm256_castps128_ps256(
+                    lse4_256(_mm256_cvtepi32_pd(_mm256_castsi256_si128(kc[v])), s0[v])),
+                lse4_256(_mm256_cvtepi32_pd(_mm256_extracti128_si256(kc[v], 1)), s1[v]), 1);
+        else {
+            const __m256d one_d = _mm256_set1_pd(1.0);
+            f[v] = _mm256_insertf128_ps(
+                _mm256_castps128_ps256(_mm256_cvtpd_ps(_mm256_div_pd(one_d, s0[v]))),
+                _mm256_cvtpd_ps(_mm256_div_pd(one_d, s1[v])), 1);
+        }
+    }
+    const int u8 = c->ddt == ACLK_U8;
+    const __m256 vss = _mm256_set1_ps(c->p->src_scale);
+    const __m256 vinv = _mm256_set1_ps(1.0f / c->p->dst_scale);
+    const __m256 lo = _mm256_set1_ps(u8 ? 0.0f : -128.0f);
+    const __m256 hi = _mm256_set1_ps(u8 ? 255.0f : 127.0f);
+    const float *te = c->etab;
+    const __m256 e0 = _mm256_loadu_ps(te), e1 = _mm256_loadu_ps(te + 8);
+    for (int64_t a = 0; a < n; a++) {
+        I8_UNROLL
+        for (int v = 0; v < nv; v++) {
+            const __m128i xv = _mm_loadl_epi64((const __m128i *)(x + a * ld + 8 * v));
+            const __m256i j = _mm256_cvtepu8_epi32(_mm_sub_epi8(vm[v], xv));
+            const __m256 d = lg ? _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(zero, j)),
+                                                f[v])
+                                : _mm256_mul_ps(i8_exp256(j, span, e0, e1, te), f[v]);
+            _mm_storel_epi64((__m128i *)(y + a * ld + 8 * v),
+                             quant256(d, vss, vinv, lo, hi, u8));
+        }
+    }
+}
+
+/* the columns [0, w) of a block in vectors of 16, then 8; returns the columns done */
+ACLK_AVX2_INLINE int64_t i8_cols_256(const ex_ctx *c, const int8_t *x, uint8_t *y, int64_t w)
+{
+    const int64_t n = c->axis, ld = c->inner;
+    __m128i vm[4];
+    int64_t k = 0;
+    for (; k + 16 <= w; k += 16) {
+        const int span = cols_stats(x + k, ld, n, 2, 8, vm);
+        I8_COLS_SPANS(cols_256, 2, 7, 15);
+    }
+    for (; k + 8 <= w; k += 8) {
+        const int span = cols_stats(x + k, ld, n, 1, 8, vm);
+        I8_COLS_SPANS(cols_256, 1, 7, 15);
+    }
+    return k;
+}
 #endif
 
 /* the chunk of items at one level: SUMS / OUT are its vector segment loops */
-#define I8_CHUNK(NAME, ATTR, ROW, SUMS, OUT)                                                  \
+#define I8_CHUNK(NAME, ATTR, ROW, COLS, SUMS, OUT)                                            \
     ATTR static void NAME(void *ctx, int64_t t0, int64_t t1)                                  \
     {                                                                                         \
         const ex_ctx *c = (const ex_ctx *)ctx;                                                \
@@ -1618,10 +2011,18 @@ ACLK_AVX2_INLINE int i8_row_256(const ex_ctx *c, const int8_t *x, uint8_t *y)
         ws_i8 ws;                                                                             \
         for (int64_t t = t0; t < t1; t++) {                                                   \
             const int64_t o = t / c->nblk, i0 = (t % c->nblk) * c->W;                         \
-            const blk_t b = block_geom(c->axis, c->inner, i0, c->W);                          \
-            const int64_t base = o * c->axis * c->inner + i0;                                 \
+            blk_t b = block_geom(c->axis, c->inner, i0, c->W);                                \
+            int64_t base = o * c->axis * c->inner + i0;                                       \
             if (c->inner == 1 && ROW(c, x + base, y + base))                                  \
                 continue;                                                                     \
+            if (b.R == 1 && c->axis <= COLS_AXIS) { /* the rest: the columns past them */     \
+                const int64_t done = COLS(c, x + base, y + base, b.w);                        \
+                if (done == b.w)                                                              \
+                    continue;                                                                 \
+                base += done;                                                                 \
+                b.w -= done;                                                                  \
+                b.S = b.w;                                                                    \
+            }                                                                                 \
             const int span = i8_stats(c, x + base, b, &ws);                                   \
             for (int64_t k = 0; k < b.S; k++)                                                 \
                 ws.sacc[k] = 0.0, ws.kcnt[k] = 0;                                             \
@@ -1646,8 +2047,9 @@ ACLK_AVX2_INLINE int i8_row_256(const ex_ctx *c, const int8_t *x, uint8_t *y)
     }
 
 #if defined(ACLK_X86)
-I8_CHUNK(chunk_i8_avx2, ACLK_TARGET_AVX2, i8_row_256, i8_sums_256, i8_out_256)
-I8_CHUNK(chunk_i8_avx512, ACLK_TARGET_AVX512, i8_row_512, i8_sums_512, i8_out_512)
+I8_CHUNK(chunk_i8_avx2, ACLK_TARGET_AVX2, i8_row_256, i8_cols_256, i8_sums_256, i8_out_256)
+I8_CHUNK(chunk_i8_avx512, ACLK_TARGET_AVX512, i8_row_512, i8_cols_512, i8_sums_512,
+         i8_out_512)
 #endif
 #undef I8_CHUNK
 
