@@ -1037,7 +1037,7 @@ ACLK_INLINE double log1p_approx(double q)
     /* the biased exponent as a double by the 2^52 trick: 64-bit lanes only, which AVX2 has */
     const double be = aclk_bits_f64((ub >> 52) | 0x4330000000000000ull) - 4503599627370496.0;
     /* m > sqrt(2) (compared as bits): halve m, one more to e; masks, not selects, which the
-       AVX2 clone would not vectorise */
+       AVX2 instantiation (ACLK_LEVELS) would not vectorise */
     const uint64_t big = (uint64_t)0 - (uint64_t)(mb > 0x3FF6A09E667F3BCDull);
     const double e = (be - 1023.0) + aclk_bits_f64(big & 0x3FF0000000000000ull);
     const double m = aclk_bits_f64(mb - (big & 0x0010000000000000ull));
@@ -1070,7 +1070,7 @@ ACLK_INLINE double log1p_approx(double q)
 ACLK_INLINE void lse_cols(const double *restrict k, const double *restrict rest,
                           float *restrict fac, int64_t n)
 {
-    double a[SEG]; /* n <= SEG. Two loops: the AVX2 clone vectorised neither part of one */
+    double a[SEG]; /* n <= SEG. Two loops: the AVX2 instantiation vectorised neither part of one */
     for (int64_t j = 0; j < n; j++)
         a[j] = log1p_approx((k[j] - 1.0) + rest[j]);
     int any = 0;
