@@ -167,7 +167,6 @@ typedef struct {
     int64_t R;      /* a-rows per segment */
     int64_t S;      /* accumulator width R*w */
     int64_t nseg;   /* segments along the axis */
-    int pf;         /* 1: prefetch_run looks ahead; 0: the caller prefetches (bwd_narrow) */
 } blk_t;
 
 /* Elements of a column block kept in thread scratch between the passes: the forward pass's exps
@@ -220,7 +219,6 @@ static blk_t block_geom(int64_t axis, int64_t inner, int64_t i0, int64_t W)
     }
     b.S = b.R * b.w;
     b.nseg = (axis + b.R - 1) / b.R;
-    b.pf = 1;
     return b;
 }
 
@@ -237,7 +235,7 @@ static blk_t block_geom(int64_t axis, int64_t inner, int64_t i0, int64_t W)
 ACLK_INLINE void prefetch_run(const blk_t *b, int dt, const void *p, int64_t off, int64_t a0,
                               int64_t axis, int64_t inner)
 {
-    if (b->R != 1 || !b->pf || a0 + PF_AHEAD >= axis)
+    if (b->R != 1 || a0 + PF_AHEAD >= axis)
         return;
     const int64_t esz = dt == ACLK_F32 ? 4 : 2, n = b->w * esz;
     const char *q = (const char *)p + (off + PF_AHEAD * inner) * esz;
@@ -1824,7 +1822,6 @@ ACLK_INLINE void bwd_block(const bwd_args *c, int64_t o, int64_t i0, blk_t b, bw
     const int64_t base = o * axis * inner + i0;
     /* 16-bit inputs widened once: pass 1 keeps grad (and y) in float32 for pass 2 */
     const int wide = ws->gblk && axis * b.w <= KEEP;
-    const int direct = out_direct(c);
 
     for (int64_t k = 0; k < b.S; k++)
         sacc[k] = 0.0f;
@@ -1862,70 +1859,9 @@ ACLK_INLINE void bwd_block(const bwd_args *c, int64_t o, int64_t i0, blk_t b, bw
             prefetch_run(&b, dt, c->yv, off, a0, axis, inner);
             py = aclk_load_f32(dt, c->yv, off, len, ybuf);
         }
-        float *d = direct ? (float *)c->out + off : obuf;
-        bwd_combine(lg, pg, py, sacc, 1, d, len);
-        put_f32(c->nt, dt, c->out, off, len, d);
+        bwd_combine(lg, pg, py, sacc, 1, obuf, len);
+        put_f32(c->nt, dt, c->out, off, len, obuf);
     }
-}
-
-/* ------------------------------------------------------------- narrow walk ----
- * A float32 column block with one a-row per segment (R == 1) over a short axis (axis <=
- * NARROW_AXIS), e.g. (16, 1000, 1000) over dim 0 below the AVX-512 level (or with an output
- * that overlaps an input), taken NARROW_BYTES of each a-row at a time: each piece's two passes
- * run before the next piece's, so the second pass rereads the piece's axis x NARROW_BYTES bytes
- * of grad and y from L1 instead of the whole block's (256 KB per input) from L2, and the next
- * pieces are prefetched along every a-row (NARROW_PF bytes ahead, as the AVX-512 short-axis
- * path does), across block boundaries. Each column is computed by bwd_block over a narrower
- * block: per column the same float32 operations in the same a order, so the same bits (and the
- * output, when stored normally into neither input, is written by the output pass itself, as
- * the rows do). callgrind, AVX2 level, 1 thread, (1, 16, 131072), L1 32 KB and a 1 MB L2 as
- * the last level: softmax_backward 14.7 M -> 6.6 M instructions, L2 read misses 509 K -> 264 K
- * (each line read once), log_softmax_backward 24.6 M -> 17.1 M, 380 K -> 272 K. 16-bit types
- * keep their 4096-column blocks: pieces of them ran 3-6 % more instructions (per-piece set-up
- * of the register path) and measured no faster. */
-#define NARROW_AXIS 16
-#ifndef NARROW_BYTES
-#define NARROW_BYTES 1024 /* bytes of each a-row per piece and input */
-#endif
-#ifndef NARROW_PF
-#define NARROW_PF 2048 /* bytes ahead prefetched along each a-row */
-#endif
-#ifndef NARROW_HINT
-#define NARROW_HINT 2
-#endif
-
-/* prefetch grad and y of columns [col + ahead, col + ahead + w) of every a-row; base: the
-   element offset of column col in a-row 0 */
-ACLK_INLINE void narrow_prefetch(const bwd_args *c, int64_t base, int64_t col, int64_t w)
-{
-    const int64_t esz = c->dt == ACLK_F32 ? 4 : 2, ahead = NARROW_PF / esz;
-    if (col + ahead >= c->inner)
-        return;
-    const int64_t n = min64(w, c->inner - col - ahead) * esz;
-    for (int64_t a = 0; a < c->axis; a++) {
-        const int64_t off = (base + a * c->inner + ahead) * esz;
-        const char *g = (const char *)c->g + off, *y = (const char *)c->yv + off;
-        for (int64_t k = 0; k < n; k += 64) {
-            __builtin_prefetch(g + k, 0, NARROW_HINT);
-            __builtin_prefetch(y + k, 0, NARROW_HINT);
-        }
-        __builtin_prefetch(g + n - 1, 0, NARROW_HINT);
-        __builtin_prefetch(y + n - 1, 0, NARROW_HINT);
-    }
-}
-
-/* one column block (or piece of one): 16-bit softmax_backward at AVX2 and above and both
-   operators at AVX-512 (wide) in registers (col16_block), the rest by bwd_block */
-ACLK_INLINE void bwd_item(const bwd_args *c, int64_t o, int64_t i0, const blk_t *b, bwd_ws *ws,
-                          int level, int wide)
-{
-#if defined(ACLK_X86)
-    if ((wide || (level >= ACLK_ISA_AVX2 && !c->lg)) && col16_block(c, o, i0, b, ws, wide))
-        return;
-#else
-    (void)level, (void)wide;
-#endif
-    bwd_block(c, o, i0, *b, ws);
 }
 
 ACLK_LEVELS(bwd_cols_chunk, (void *ctx, int64_t t0, int64_t t1), (ctx, t0, t1))
@@ -1938,28 +1874,18 @@ ACLK_LEVELS(bwd_cols_chunk, (void *ctx, int64_t t0, int64_t t1), (ctx, t0, t1))
         ws.yblk = ws.gblk ? ws.gblk + KEEP : NULL;
     }
     const int64_t W = blk_width(c->dt, c->axis, c->inner), nblk = (c->inner + W - 1) / W;
+#if defined(ACLK_X86)
     const int level = c->dt == ACLK_F32 ? ACLK_ISA_GENERIC : aclk_isa_level();
+#endif
     for (int64_t t = t0; t < t1; t++) {
         int64_t o = t / nblk, i0 = (t % nblk) * W;
         const blk_t b = block_geom(c->axis, c->inner, i0, W);
 #if defined(ACLK_X86)
         const int wide = level >= ACLK_ISA_AVX512 && (b.S >= COL16_WIDE_RUN || (c->lg && !c->nt));
-#else
-        const int wide = 0;
-#endif
-        if (b.R != 1 || c->axis > NARROW_AXIS || c->dt != ACLK_F32) {
-            bwd_item(c, o, i0, &b, &ws, level, wide);
+        if ((wide || (level >= ACLK_ISA_AVX2 && !c->lg)) && col16_block(c, o, i0, &b, &ws, wide))
             continue;
-        }
-        const int64_t base = o * c->axis * c->inner + i0;
-        const int64_t pw = NARROW_BYTES / (c->dt == ACLK_F32 ? 4 : 2);
-        for (int64_t j = 0; j < b.w; j += pw) {
-            blk_t p = b;
-            p.w = p.S = min64(pw, b.w - j);
-            p.pf = 0;
-            narrow_prefetch(c, base + j, i0 + j, p.w);
-            bwd_item(c, o, i0 + j, &p, &ws, level, wide);
-        }
+#endif
+        bwd_block(c, o, i0, b, &ws);
     }
     if (c->nt)
         aclk_nt_fence();
