@@ -245,13 +245,16 @@ def test_env_table_and_bad_values_per_row():
                                            ("1G", 1 << 30), ("65536", 64 << 10),
                                            ("64G", 64 << 30), ("", None), ("abc", None),
                                            ("12X", None), ("65535", None), ("65G", None),
-                                           (" 32M", None), ("32MiB", None), ("-1M", None)])
+                                           (" 32M", None), ("32MiB", None), ("-1M", None),
+                                           ("machine", "machine")])
 def test_env_llc_override(value, stores):
     """ACLNN_EMU_LLC sets the cache size of the store policy only (read when the core loads, so
     in a new process); a value that is not a size is ignored by the kernels and is an error on
     aclnn-py env's row (exit 1)."""
     base = json.loads(_cli("env", "--json").stdout)["llc"]["value"]
     assert base["machine"] == base["stores"] > 0
+    if value == "machine":  # the CPU's own size, asked for: accepted, nothing changes
+        value, stores = str(base["machine"]), base["machine"]
     proc = _cli("env", "--json", env={"ACLNN_EMU_LLC": value})
     data = json.loads(proc.stdout)["llc"]
     if stores is None:
