@@ -358,6 +358,7 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 1, v1, bf))
 #define V_LD2F(p, bf, v0, v1) V_LD2B(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) V_ST2B(p, v0, v1, bf)
+#define R_SNT 0 /* the short-axis blocks store normally */
 #include "softmax_relaxed_body.h"
 
 #if defined(ACLK_X86)
@@ -599,6 +600,29 @@ ACLK_AVX2_INLINE void r2b_st2(uint16_t *p, __m256 v0, __m256 v1, const int bf)
     }
 }
 
+/* the short-axis blocks' streamed line (R_SNT 4): two vector pairs (R2B_LD2's order, elements
+   [0, 16) and [16, 32)) to the 64-byte aligned line at p by two back-to-back 32-byte
+   non-temporal stores, which complete it; the bits of r2b_st2 */
+ACLK_AVX2_INLINE __m256i r2s_pack2(__m256 v0, __m256 v1, const int bf)
+{
+    if (bf) {
+        const __m256i h = _mm256_set1_epi32(0x8000);
+        const __m256i e = _mm256_srli_epi32(_mm256_add_epi32(_mm256_castps_si256(v0), h), 16);
+        const __m256i o = _mm256_and_si256(_mm256_add_epi32(_mm256_castps_si256(v1), h),
+                                           _mm256_set1_epi32(-65536));
+        return _mm256_or_si256(e, o);
+    }
+    return _mm256_set_m128i(aclk_avx2_cvt_f16(v1), aclk_avx2_cvt_f16(v0));
+}
+
+ACLK_AVX2_INLINE void r2s_st4_nt(uint16_t *p, __m256 v0, __m256 v1, __m256 v2, __m256 v3,
+                                 const int bf)
+{
+    const __m256i lo = r2s_pack2(v0, v1, bf), hi = r2s_pack2(v2, v3, bf);
+    _mm256_stream_si256((__m256i *)p, lo);
+    _mm256_stream_si256((__m256i *)(p + 16), hi);
+}
+
 #define V __m256
 #define VW 8
 #define ATTR ACLK_TARGET_AVX2
@@ -641,6 +665,8 @@ ACLK_AVX2_INLINE void r2b_st2(uint16_t *p, __m256 v0, __m256 v1, const int bf)
 #define V_ST2B(p, v0, v1, bf) r2b_st2(p, v0, v1, bf)
 #define V_LD2F(p, bf, v0, v1) R2B_LD2(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) r2b_st2(p, v0, v1, bf)
+#define R_SNT 4
+#define V_ST4F_NT(p, v0, v1, v2, v3, bf) r2s_st4_nt(p, v0, v1, v2, v3, bf)
 #include "softmax_relaxed_body.h"
 
 /* ------------------------------------------------------------------ AVX-512 level ---- */
@@ -669,6 +695,14 @@ ACLK_AVX512_INLINE __m512 r5_ldn(const uint16_t *p, int64_t n, const int bf, uin
 ACLK_AVX512_INLINE __m256i r5_cvt_out(__m512 v, const int bf)
 {
     return bf ? aclk_avx512_cvt_bf16(v) : aclk_avx512_cvt_f16(v);
+}
+
+/* the short-axis blocks' streamed line (R_SNT 2): a vector pair (elements [0, 16) and
+   [16, 32)) to the 64-byte aligned line at p by one non-temporal store */
+ACLK_AVX512_INLINE void r5s_st2_nt(uint16_t *p, __m512 v0, __m512 v1, const int bf)
+{
+    const __m512i v0h = _mm512_castsi256_si512(r5_cvt_out(v0, bf));
+    _mm512_stream_si512((void *)p, _mm512_inserti64x4(v0h, r5_cvt_out(v1, bf), 1));
 }
 
 ACLK_AVX512_INLINE __m512 r5_exp(__m512 d)
@@ -786,6 +820,8 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
+#define R_SNT 2
+#define V_ST2F_NT(p, v0, v1, bf) r5s_st2_nt(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
 
 /* ------------------------------------------------------- AVX-512 with AVX-512-BF16 ----
@@ -820,6 +856,20 @@ static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2(uint16_t *p
     }
     _mm256_storeu_si256((__m256i *)p, r5b_cvt_out(v0, bf));
     _mm256_storeu_si256((__m256i *)(p + 16), r5b_cvt_out(v1, bf));
+}
+
+/* r5s_st2_nt with r5b_st2's conversion: one non-temporal store of the whole line */
+static inline __attribute__((always_inline)) R5B_TARGET void r5bs_st2_nt(uint16_t *p, __m512 v0,
+                                                                        __m512 v1, const int bf)
+{
+    __m512i v;
+    if (bf && _kortestz_mask16_u8(_mm512_fpclass_ps_mask(v0, 0x20),
+                                  _mm512_fpclass_ps_mask(v1, 0x20)))
+        v = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);
+    else
+        v = _mm512_inserti64x4(_mm512_castsi256_si512(r5b_cvt_out(v0, bf)), r5b_cvt_out(v1, bf),
+                               1);
+    _mm512_stream_si512((void *)p, v);
 }
 
 #define V __m512
@@ -864,6 +914,8 @@ static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2(uint16_t *p
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) r5b_st2(p, v0, v1, bf)
+#define R_SNT 2
+#define V_ST2F_NT(p, v0, v1, bf) r5bs_st2_nt(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
 #endif /* ACLK_X86 */
 
