@@ -423,10 +423,11 @@ from aclnn_py.runtime.core import ffi, lib
 import test_relaxed_kernels as t
 print(ffi.string(lib.aclk_isa_name()).decode())
 rng = np.random.default_rng(11)
-# (shape, output offset in elements): y's first line boundary anywhere (the head columns), a
-# last block narrower than the others (600000 % 1024 columns), short axes, an odd inner
-cases = [((1, 16, 600000), 0), ((1, 16, 600000), 1), ((2, 7, 40000), 5), ((3, 3, 4160), 17),
-         ((2, 16, 4001), 0)]
+# (shape, output offset in elements from a 64-byte boundary): on a line (streamed from
+# registers) and off it (stored normally), a last block narrower than the others (600000 %
+# 1024 columns), short axes, an odd inner
+cases = [((1, 16, 600000), 0), ((1, 16, 600000), 1), ((2, 7, 40000), 0), ((3, 3, 4160), 0),
+         ((2, 5, 4160), 17), ((2, 16, 4001), 0)]
 for d in ("float16", "bfloat16"):
     code, dt = t.DT[d]
     for shape, off in cases:
@@ -434,20 +435,23 @@ for d in ("float16", "bfloat16"):
         x.reshape(-1)[::997] = -np.inf
         n = x.size
         for lg in (0, 1):
-            buf = np.full(n + 32, np.nan, dtype=dt)
-            y = buf[off:off + n]
+            buf = np.full(n + 64, np.nan, dtype=dt)
+            o = off + -buf.ctypes.data % 64 // 2
+            y = buf[o:o + n]
             assert lib.aclk_softmax_fwd_relaxed(code, ffi.from_buffer(x), ffi.from_buffer(y),
                                                 *shape, lg) == 0
-            print(d, shape, off, lg, hashlib.sha256(buf.tobytes()).hexdigest())
+            rest = np.concatenate([buf[:o], buf[o + n:]]).astype(np.float32)
+            assert np.isnan(rest).all(), "written outside the output"
+            print(d, shape, off, lg, hashlib.sha256(y.tobytes()).hexdigest())
 """
 
 
 def test_relaxed_nt_same_bytes_small():
     """The short-axis forward blocks stream whole lines from registers when the output is
-    streamed (larger than half the LLC): the bytes are those of normal stores at each vector
-    level, whatever y's alignment. ACLNN_EMU_LLC (read when the core loads) set to 64G (no
-    output streams), 32M (the (16, 600000) outputs, 19 MB, stream) and 64K (every output above
-    32 KiB streams); a subprocess each."""
+    streamed (larger than half the LLC) and every block's a-rows start on a line: the bytes
+    are those of normal stores at each vector level, on a line and off it. ACLNN_EMU_LLC
+    (read when the core loads) set to 64G (no output streams), 32M (the (16, 600000) outputs,
+    19 MB, stream) and 64K (every output above 32 KiB streams); a subprocess each."""
     env0 = dict(os.environ)
     here = str(Path(__file__).resolve().parent)
     for level in ("avx2", "avx512"):
@@ -460,7 +464,7 @@ def test_relaxed_nt_same_bytes_small():
             outs[llc] = res.stdout.splitlines()
         if outs["64G"][0] != level:  # the CPU lacks this level
             continue
-        assert len(outs["64G"]) == 1 + 2 * 5 * 2
+        assert len(outs["64G"]) == 1 + 2 * 6 * 2
         for llc in ("32M", "64K"):
             for a, b in zip(outs["64G"], outs[llc]):
                 assert a == b, f"ACLNN_EMU_ISA={level} ACLNN_EMU_LLC={llc}: {b} against {a}"

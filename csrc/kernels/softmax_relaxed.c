@@ -79,7 +79,8 @@
  * 0.79 with the second exp); at the AVX2 level 6.4 -> 4.4 instructions per element for float16
  * softmax over dim 1 of (4, 4096, 64), 7.2 -> 5.7 bfloat16. Chunks of items
  * depend on the shape only (aclk_pool.h), so the bits do not depend on the thread count.
- * Outputs larger than half the LLC (aclk_use_nt) are streamed from a small buffer.
+ * Outputs larger than half the LLC (aclk_use_nt) are streamed from a small buffer; the forward
+ * short-axis blocks stream whole lines straight from registers (see fwd_block_small).
  */
 
 /* Contraction off (before any #include, see softmax.c): the generic level's arithmetic is

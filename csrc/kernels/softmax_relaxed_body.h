@@ -595,14 +595,16 @@ static inline __attribute__((always_inline)) ATTR void SFX(small_vecs)(
    element is read from memory once and its exp computed once; the columns RPF_COLS ahead
    prefetched a line per a-row. log-softmax sums every exp and those of the non-max terms (see
    r_lse_st).
-   Streamed outputs (c->nt) at the vector levels, where every a-row's lines start at the same
-   column (inner a multiple of 32): whole 64-byte lines straight from registers, each by one
-   store (AVX-512: a column pair, one zmm; AVX2: two pairs, two back-to-back ymm stores; R_SNT
-   column vectors a line), so no line is read for ownership and one a-row's line is complete
-   before the next a-row's starts (16 a-rows' lines built up across the a-row loop would be
-   more than the write-combining buffers hold); the head columns before y's first line
-   boundary and the tail after the last whole line stored normally, the input alone
-   prefetched. Each column's arithmetic is the same either way: the same bits. */
+   Streamed outputs (c->nt) at the vector levels, where every block's a-rows start on a line
+   (the output 64-byte aligned, inner a multiple of 32: so are W and every block's first
+   column): whole 64-byte lines straight from registers, each by one store (AVX-512: a column
+   pair, one zmm; AVX2: two pairs, two back-to-back ymm stores; R_SNT column vectors a line),
+   so no line is read for ownership and one a-row's line is complete before the next a-row's
+   starts (16 a-rows' lines built up across the a-row loop would be more than the
+   write-combining buffers hold); the input alone prefetched. Elsewhere normal stores: a head
+   of normal stores before each block's first line boundary (an output 16 bytes past a line)
+   made the block's streamed path 5-10 % slower than its normal one. Each column's arithmetic
+   is the same either way: the same bits. */
 static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     const rfwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
 {
@@ -612,15 +614,13 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     V xv[RSMALL], xw[RSMALL];
     int64_t j = 0;
 #if R_SNT
-    if (c->nt && inner % 32 == 0) {
-        const int64_t head = aclk_nt_head(y, 2, 64, w);
-        SFX(small_vecs)(x, y, axis, inner, 0, head, pf_end, xv, bf, lg);
+    if (c->nt && inner % 32 == 0 && (uintptr_t)c->y % 64 == 0) {
 #if R_SNT == 4
         V xv2[RSMALL], xw2[RSMALL];
 #endif
-        for (j = head; j + 32 <= w; j += 32) {
+        for (; j + 32 <= w; j += 32) {
             /* the input two lines of each a-row at a time */
-            if ((j - head) % 64 == 0 && j + RPF_COLS < pf_end) {
+            if (j % 64 == 0 && j + RPF_COLS < pf_end) {
                 const uint16_t *px = x + j + RPF_COLS;
                 const int two = j + RPF_COLS + 32 < pf_end;
                 for (int64_t a = 0; a < axis; a++, px += inner) {
@@ -645,6 +645,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
                           lg ? V_SUB(xw[a], f1) : V_MUL(xw[a], f1), bf);
 #endif
         }
+        /* none left while W and inner are multiples of 32 (r_width) */
         SFX(small_vecs)(x, y, axis, inner, j, w, pf_end, xv, bf, lg);
         return;
     }
