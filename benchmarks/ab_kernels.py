@@ -1,7 +1,7 @@
 """Two builds of the C core compared call by call in one process: is a kernel change faster?
 
     python benchmarks/ab_kernels.py OLD NEW [--shape O,A,I] [--dtype DT] [--op OP] [--reps N]
-                                    [--threads T] [--hot] [--relaxed]
+                                    [--threads T] [--hot] [--relaxed] [--align B]
 
 OLD and NEW are compiled libraries (``aclnn_py/_emu*.so`` of two checkouts, each built with
 ``python setup.py build_ext --inplace``). Both are loaded side by side (each has its own kernel
@@ -21,6 +21,11 @@ at 0.91, and a line can stay off by 10-15 % for a whole process (one measured 0.
 call by that thread's CPU time instead of the wall clock: the time the scheduler gives to other
 jobs is left out, so on a loaded machine a build against itself stays within a few per cent
 where wall-clock lines move by 10-20 %. Memory stalls still count (they are CPU time).
+
+``--align`` (64 by default) places the arrays at addresses that are multiples of that many
+bytes, as the emulator's device memory is; ``--align 0`` leaves them where NumPy puts them (16
+bytes past a page for large arrays), which moves the kernels' streamed lines off the output's
+start (a head of normal stores in every column block).
 
 ``--relaxed`` calls the relaxed-accumulation kernels (``aclk_softmax_fwd_relaxed`` /
 ``aclk_softmax_bwd_relaxed``, float16 and bfloat16 only) instead of the strict ones.
@@ -58,6 +63,17 @@ def np_dtype(name: str):
     return ml_dtypes.bfloat16 if name == "bfloat16" else np.dtype(name)
 
 
+def aligned(n: int, dt, align: int) -> np.ndarray:
+    """n elements of dt at an address that is a multiple of align (0: NumPy's own, which for a
+    large array is 16 bytes past a page: the emulator's device memory is 64-byte aligned)"""
+    if align <= 0:
+        return np.empty(n, dtype=dt)
+    size = np.dtype(dt).itemsize
+    buf = np.empty(n * size + align, dtype=np.uint8)
+    off = -buf.ctypes.data % align
+    return buf[off:off + n * size].view(dt)
+
+
 def call(mod, op: str, code: int, arrays: dict, shape: tuple[int, int, int],
          relaxed: bool = False):
     """A zero-argument function running op once with mod's kernels (relaxed: the
@@ -77,9 +93,10 @@ def call(mod, op: str, code: int, arrays: dict, shape: tuple[int, int, int],
 
 
 def compare(old, new, shape, dtypes, ops, reps: int, junk_bytes: int = 64 << 20,
-            relaxed: bool = False, cpu_time: bool = False):
+            relaxed: bool = False, cpu_time: bool = False, align: int = 64):
     """Rows (dtype, op, old ms, new ms, new / old); cpu_time: the calling thread's CPU time
-    (time.thread_time) instead of the wall clock."""
+    (time.thread_time) instead of the wall clock; align: the arrays' address alignment (see
+    aligned)."""
     clock = time.thread_time if cpu_time else time.perf_counter
     n = shape[0] * shape[1] * shape[2]
     junk = np.ones(junk_bytes // 8) if junk_bytes > 0 else None
@@ -87,9 +104,9 @@ def compare(old, new, shape, dtypes, ops, reps: int, junk_bytes: int = 64 << 20,
     rows = []
     for dname in dtypes:
         code, dt = DTYPES[dname], np_dtype(dname)
-        arrays = {"x": rng.standard_normal(n).astype(dt), "g": rng.standard_normal(n).astype(dt)}
-        for k in ("y", "yl", "out"):
-            arrays[k] = np.empty_like(arrays["x"])
+        arrays = {k: aligned(n, dt, align) for k in ("x", "g", "y", "yl", "out")}
+        arrays["x"][:] = rng.standard_normal(n).astype(dt)
+        arrays["g"][:] = rng.standard_normal(n).astype(dt)
         P = old.ffi.from_buffer
         for k, lg in (("y", 0), ("yl", 1)):
             rc = old.lib.aclk_softmax_fwd(code, P(arrays["x"]), P(arrays[k]), *shape, lg)
@@ -134,6 +151,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--evict", type=int, default=64,
                     help="MiB written between calls when cold (64; use twice the LLC where the "
                          "data would otherwise stay in it)")
+    ap.add_argument("--align", type=int, default=64,
+                    help="the arrays' address alignment in bytes (64, as the emulator's device "
+                         "memory; 0: NumPy's own, 16 bytes past a page for large arrays)")
     args = ap.parse_args(argv)
     try:
         shape = tuple(int(v) for v in args.shape.split(","))
@@ -141,6 +161,8 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(f"--shape: expected three integers outer,axis,inner, got {args.shape!r}")
     if len(shape) != 3 or min(shape) < 1:
         ap.error(f"--shape: expected three integers >= 1, got {args.shape!r}")
+    if args.align < 0 or (args.align and args.align % 2):
+        ap.error(f"--align: expected 0 or an even number of bytes, got {args.align}")
     if args.reps < 1 or args.threads < 1:
         ap.error(f"--reps and --threads must be >= 1, got {args.reps} and {args.threads}")
     if args.cpu_time and args.threads != 1:
@@ -161,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     for dname, op, a, b, ratio in compare(old, new, shape, args.dtype or list(DTYPES),
                                           args.op or list(OPS), args.reps,
                                           0 if args.hot else args.evict << 20, args.relaxed,
-                                          args.cpu_time):
+                                          args.cpu_time, args.align):
         print(f"{dname:9s} {op:21s} {a:8.3f} {b:8.3f} {ratio:8.3f}", flush=True)
 
 

@@ -495,8 +495,21 @@ def test_ab_kernels_cpu_time_reads_the_thread_clock(capsys, monkeypatch):
     assert reads == {"thread": 2 * 2 * 3, "wall": 0}
 
 
+@pytest.mark.parametrize("align", [64, 128, 2])
+def test_ab_kernels_aligned_arrays(align):
+    """--align: the arrays' first element at a multiple of align bytes (NumPy alone puts a
+    large array 16 bytes past a page), n elements of the dtype, writable."""
+    ab = _ab_kernels()
+    for n in (1, 1000, 3 << 20):
+        a = ab.aligned(n, np.float16, align)
+        assert a.ctypes.data % align == 0 and a.shape == (n,) and a.dtype == np.float16
+        a[:] = 1.5
+        assert float(a[-1]) == 1.5
+
+
 @pytest.mark.parametrize("args", [["--shape", "1,2"], ["--shape", "1,x,3"], ["--reps", "0"],
-                                  ["--dtype", "int32"], ["--cpu-time", "--threads", "2"]])
+                                  ["--dtype", "int32"], ["--cpu-time", "--threads", "2"],
+                                  ["--align", "3"], ["--align", "-64"]])
 def test_ab_kernels_bad_input_is_a_usage_error(args, capsys):
     ab = _ab_kernels()
     with pytest.raises(SystemExit) as exc:
@@ -506,6 +519,8 @@ def test_ab_kernels_bad_input_is_a_usage_error(args, capsys):
     assert ("--shape" if "--shape" in args else args[0].lstrip("-")) in err
     if "--cpu-time" in args:
         assert "--threads must be 1, got 2" in err
+    if "--align" in args:
+        assert f"even number of bytes, got {args[1]}" in err
 
 
 # ------------------------------------------------------- the floor, modes, int8 rows ----

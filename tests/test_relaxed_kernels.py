@@ -415,8 +415,9 @@ def test_every_isa_level_meets_the_bounds():
     assert "generic" in seen
 
 
-NT_CODE = """
-import hashlib, sys
+NT_ROWS_CODE = """
+import hashlib
+import sys
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 from aclnn_py.runtime.core import ffi, lib
@@ -457,7 +458,7 @@ def test_relaxed_nt_same_bytes_rows():
             env = dict(env0, ACLNN_EMU_ISA=level)
             if llc:
                 env["ACLNN_EMU_LLC"] = llc
-            res = subprocess.run([sys.executable, "-c", NT_CODE, here], env=env, text=True,
+            res = subprocess.run([sys.executable, "-c", NT_ROWS_CODE, here], env=env, text=True,
                                  capture_output=True, timeout=300, cwd=tempfile.gettempdir())
             assert res.returncode == 0, f"{level} LLC={llc}:\n{res.stdout}\n{res.stderr}"
             outs.append(res.stdout.splitlines())
@@ -466,3 +467,61 @@ def test_relaxed_nt_same_bytes_rows():
         assert len(outs[0]) == 1 + 3 * 2 * 2
         for a, b in zip(*outs):
             assert a == b, f"{level}: normal stores {a} / streamed {b}"
+
+
+NT_SMALL_CODE = """
+import hashlib
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from aclnn_py.runtime.core import ffi, lib
+import test_relaxed_kernels as t
+print(ffi.string(lib.aclk_isa_name()).decode())
+rng = np.random.default_rng(11)
+# (shape, output offset in elements from a 64-byte boundary): on a line (streamed from
+# registers) and off it (stored normally), a last block narrower than the others (600000 %
+# 1024 columns), short axes, an odd inner
+cases = [((1, 16, 600000), 0), ((1, 16, 600000), 1), ((2, 7, 40000), 0), ((3, 3, 4160), 0),
+         ((2, 5, 4160), 17), ((2, 16, 4001), 0)]
+for d in ("float16", "bfloat16"):
+    code, dt = t.DT[d]
+    for shape, off in cases:
+        x = t.data(d, shape, "n8", rng)
+        x.reshape(-1)[::997] = -np.inf
+        n = x.size
+        for lg in (0, 1):
+            buf = np.full(n + 64, np.nan, dtype=dt)
+            o = off + -buf.ctypes.data % 64 // 2
+            y = buf[o:o + n]
+            assert lib.aclk_softmax_fwd_relaxed(code, ffi.from_buffer(x), ffi.from_buffer(y),
+                                                *shape, lg) == 0
+            rest = np.concatenate([buf[:o], buf[o + n:]]).astype(np.float32)
+            assert np.isnan(rest).all(), "written outside the output"
+            print(d, shape, off, lg, hashlib.sha256(y.tobytes()).hexdigest())
+"""
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="streaming stores are the x86 vector levels'")
+def test_relaxed_nt_same_bytes_small():
+    """The short-axis forward blocks stream whole lines from registers when the output is
+    streamed (larger than half the LLC) and every block's a-rows start on a line: the bytes
+    are those of normal stores at each vector level, on a line and off it. ACLNN_EMU_LLC
+    (read when the core loads) set to 64G (no output streams), 32M (the (16, 600000) outputs,
+    19 MB, stream) and 64K (every output above 32 KiB streams); a subprocess each."""
+    env0 = dict(os.environ)
+    here = str(Path(__file__).resolve().parent)
+    for level in ("avx2", "avx512"):
+        outs = {}
+        for llc in ("64G", "32M", "64K"):
+            env = dict(env0, ACLNN_EMU_ISA=level, ACLNN_EMU_LLC=llc)
+            res = subprocess.run([sys.executable, "-c", NT_SMALL_CODE, here], env=env, text=True,
+                                 capture_output=True, timeout=300, cwd=tempfile.gettempdir())
+            assert res.returncode == 0, f"{level} {llc}:\n{res.stdout}\n{res.stderr}"
+            outs[llc] = res.stdout.splitlines()
+        if outs["64G"][0] != level:  # the CPU lacks this level
+            continue
+        assert len(outs["64G"]) == 1 + 2 * 6 * 2
+        for llc in ("32M", "64K"):
+            for a, b in zip(outs["64G"], outs[llc]):
+                assert a == b, f"ACLNN_EMU_ISA={level} ACLNN_EMU_LLC={llc}: {b} against {a}"

@@ -83,7 +83,8 @@
  * the forward rows' whole 64-byte lines, streamed straight from the registers (fwd_row's
  * pass 3: the row's head and tail around them by normal stores). The rows' exps and sums are
  * computed the same way whether the output is streamed or not, so their bits do not depend on
- * the store policy (ACLNN_EMU_LLC) either.
+ * the store policy (ACLNN_EMU_LLC) either. The forward short-axis blocks stream whole lines
+ * straight from registers too (see fwd_block_small).
  */
 
 /* Contraction off (before any #include, see softmax.c): the generic level's arithmetic is
@@ -363,6 +364,7 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_LD2F(p, bf, v0, v1) V_LD2B(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) V_ST2B(p, v0, v1, bf)
 #define V_ST2F_NT(p, v0, v1, bf) V_ST2F(p, v0, v1, bf) /* (no streaming here) */
+#define R_SNT 0 /* the short-axis blocks store normally */
 #include "softmax_relaxed_body.h"
 
 #if defined(ACLK_X86)
@@ -624,6 +626,17 @@ ACLK_AVX2_INLINE void r2b_st2_nt(uint16_t *p, __m256 v0, __m256 v1, const int bf
     _mm256_stream_si256((__m256i *)p, r2b_pack2(v0, v1, bf));
 }
 
+/* the short-axis blocks' streamed line (R_SNT 4): two vector pairs (R2B_LD2's order, elements
+   [0, 16) and [16, 32)) to the 64-byte aligned line at p by two back-to-back 32-byte
+   non-temporal stores, which complete it; the bits of r2b_st2 */
+ACLK_AVX2_INLINE void r2s_st4_nt(uint16_t *p, __m256 v0, __m256 v1, __m256 v2, __m256 v3,
+                                 const int bf)
+{
+    const __m256i lo = r2b_pack2(v0, v1, bf), hi = r2b_pack2(v2, v3, bf);
+    _mm256_stream_si256((__m256i *)p, lo);
+    _mm256_stream_si256((__m256i *)(p + 16), hi);
+}
+
 #define V __m256
 #define VW 8
 #define ATTR ACLK_TARGET_AVX2
@@ -667,6 +680,8 @@ ACLK_AVX2_INLINE void r2b_st2_nt(uint16_t *p, __m256 v0, __m256 v1, const int bf
 #define V_LD2F(p, bf, v0, v1) R2B_LD2(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) r2b_st2(p, v0, v1, bf)
 #define V_ST2F_NT(p, v0, v1, bf) r2b_st2_nt(p, v0, v1, bf)
+#define R_SNT 4
+#define V_ST4F_NT(p, v0, v1, v2, v3, bf) r2s_st4_nt(p, v0, v1, v2, v3, bf)
 #include "softmax_relaxed_body.h"
 
 /* ------------------------------------------------------------------ AVX-512 level ---- */
@@ -732,9 +747,9 @@ ACLK_AVX512_INLINE __m512 r5_exp_neg(__m512 d)
    vscalefps multiplies by 2^floor(t) (gradual underflow, one rounding; 0 for -inf), p the
    degree-4 minimax polynomial for 2^f on [0, 1] (relative error 2.7e-6 in float32). No clamp
    and no rounding constant: 7 operations against r5_exp_neg's 8 (its clamp, k, n and r, the
-   degree-3 polynomial, the scaling), and fewer register copies. The degree-3 minimax on [0, 1] (7.5e-5, 6 operations) was
-   tried: its error adds to the rounding of the exps that softmax keeps in its output, which
-   took the worst output over 2 ulp (2.06, float16) */
+   degree-3 polynomial, the scaling), and fewer register copies. The degree-3 minimax on
+   [0, 1] (7.5e-5, 6 operations) was tried: its error adds to the rounding of the exps that
+   softmax keeps in its output, which took the worst output over 2 ulp (2.06, float16) */
 #define RX0 1.0000026226043701f
 #define RX1 0.6930038332939148f
 #define RX2 0.2414427548646927f
@@ -820,6 +835,7 @@ ACLK_AVX512_INLINE void r5_st2_nt(uint16_t *p, __m512 v0, __m512 v1, const int b
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
+#define R_SNT 2
 #define V_ST2F_NT(p, v0, v1, bf) r5_st2_nt(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
 
@@ -913,6 +929,7 @@ static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2_nt(uint16_t
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) r5b_st2(p, v0, v1, bf)
+#define R_SNT 2
 #define V_ST2F_NT(p, v0, v1, bf) r5b_st2_nt(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
 #endif /* ACLK_X86 */

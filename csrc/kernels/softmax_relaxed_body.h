@@ -600,79 +600,59 @@ static inline __attribute__((always_inline)) ATTR V SFX(small_lse)(V s, V t)
     return V_LDF(ss);
 }
 
-/* A block of a short axis (axis <= RSMALL): column vectors, two at a time (two independent
-   exp chains, half the loop overhead; loaded and stored as a pair, V_LD2F / V_ST2F) then one,
-   their axis values held in xv / xw (registers / L1) through max, exp and output, so that each
-   element is read from memory once and its exp computed once; the columns RPF_COLS ahead
-   prefetched a line per a-row. log-softmax sums every exp and those of the non-max terms (see
-   r_lse_st). Stored normally even when c->nt: runs of VW elements cannot be streamed in whole
-   lines. */
-static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
-    const rfwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
+/* A short-axis column pair [j, j + 2*VW) of fwd_block_small: its axis values loaded into xv, xw
+   (V_LD2F), the column max, then the exps (log-softmax: x - max) kept there and the factors
+   *f0, *f1 (1/sum, or log-softmax's log of the sum: see r_lse_st) */
+static inline __attribute__((always_inline)) ATTR void SFX(small_pair)(
+    const uint16_t *xj, int64_t axis, int64_t inner, V *xv, V *xw, V *f0, V *f1, const int bf,
+    const int lg)
+{
+    V m0 = V_SET1(-INFINITY), m1 = m0, n0 = V_SET1(INFINITY), n1 = n0;
+    for (int64_t a = 0; a < axis; a++) {
+        V_LD2F(xj + a * inner, bf, xv[a], xw[a]);
+        m0 = V_MAX(m0, xv[a]), m1 = V_MAX(m1, xw[a]);
+        if (R_FAST)
+            n0 = V_MIN(n0, xv[a]), n1 = V_MIN(n1, xw[a]);
+    }
+    /* the fast exp where every x - max of both column vectors is in its range */
+    const int fast = R_FAST && !V_ANY_LT(V_SUB(n0, m0), RD_NORM) &&
+                     !V_ANY_LT(V_SUB(n1, m1), RD_NORM);
+    V s0 = V_SET1(0.0f), s1 = s0, t0 = s0, t1 = s0;
+    if (fast) {
+        for (int64_t a = 0; a < axis; a++) {
+            const V d0 = V_SUB(xv[a], m0), d1 = V_SUB(xw[a], m1);
+            const V e0 = V_EXPN_F(d0), e1 = V_EXPN_F(d1);
+            s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+            if (lg)
+                t0 = V_ADD_NE0(t0, d0, e0), t1 = V_ADD_NE0(t1, d1, e1);
+            xv[a] = lg ? d0 : e0, xw[a] = lg ? d1 : e1;
+        }
+    } else {
+        for (int64_t a = 0; a < axis; a++) {
+            const V d0 = V_SUB(xv[a], m0), d1 = V_SUB(xw[a], m1);
+            const V e0 = V_EXPN(d0), e1 = V_EXPN(d1);
+            s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
+            if (lg)
+                t0 = V_ADD_NE0(t0, d0, e0), t1 = V_ADD_NE0(t1, d1, e1);
+            xv[a] = lg ? d0 : e0, xw[a] = lg ? d1 : e1;
+        }
+    }
+    if (lg) {
+        *f0 = SFX(small_lse)(s0, t0), *f1 = SFX(small_lse)(s1, t1);
+    } else {
+        *f0 = V_DIV(V_SET1(1.0f), s0), *f1 = V_DIV(V_SET1(1.0f), s1);
+    }
+}
+
+/* fwd_block_small's columns [j0, j1) one column vector at a time (the last one partial),
+   stored normally */
+static inline __attribute__((always_inline)) ATTR void SFX(small_vecs)(
+    const uint16_t *x, uint16_t *y, int64_t axis, int64_t inner, int64_t j0, int64_t j1,
+    int64_t pf_end, V *xv, const int bf, const int lg)
 {
     const uint16_t pad = bf ? BF16_NEG_INF : F16_NEG_INF;
-    const int64_t axis = c->axis, inner = c->inner;
-    const uint16_t *x = (const uint16_t *)c->x + base;
-    uint16_t *y = (uint16_t *)c->y + base;
-    V xv[RSMALL], xw[RSMALL];
-    int64_t j = 0;
-    for (; j + 2 * VW <= w; j += 2 * VW) {
-        /* two lines of each a-row at a time (one a-row loop per 128 bytes, not per 64: its
-           overhead was 5 of its 7 instructions per line) */
-        if ((j * 2) % 128 == 0 && j + RPF_COLS < pf_end) {
-            const uint16_t *px = x + j + RPF_COLS;
-            uint16_t *py = y + j + RPF_COLS;
-            if (j + RPF_COLS + 32 < pf_end) {
-                for (int64_t a = 0; a < axis; a++, px += inner, py += inner) {
-                    __builtin_prefetch(px, 0, 3), __builtin_prefetch(px + 32, 0, 3);
-                    r_prefetchw(py), r_prefetchw(py + 32);
-                }
-            } else {
-                for (int64_t a = 0; a < axis; a++, px += inner, py += inner)
-                    __builtin_prefetch(px, 0, 3), r_prefetchw(py);
-            }
-        }
-        V m0 = V_SET1(-INFINITY), m1 = m0, n0 = V_SET1(INFINITY), n1 = n0;
-        for (int64_t a = 0; a < axis; a++) {
-            V_LD2F(x + a * inner + j, bf, xv[a], xw[a]);
-            m0 = V_MAX(m0, xv[a]), m1 = V_MAX(m1, xw[a]);
-            if (R_FAST)
-                n0 = V_MIN(n0, xv[a]), n1 = V_MIN(n1, xw[a]);
-        }
-        /* the fast exp where every x - max of both column vectors is in its range */
-        const int fast = R_FAST && !V_ANY_LT(V_SUB(n0, m0), RD_NORM) &&
-                         !V_ANY_LT(V_SUB(n1, m1), RD_NORM);
-        V s0 = V_SET1(0.0f), s1 = s0, t0 = s0, t1 = s0, f0, f1;
-        if (fast) {
-            for (int64_t a = 0; a < axis; a++) {
-                const V d0 = V_SUB(xv[a], m0), d1 = V_SUB(xw[a], m1);
-                const V e0 = V_EXPN_F(d0), e1 = V_EXPN_F(d1);
-                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
-                if (lg)
-                    t0 = V_ADD_NE0(t0, d0, e0), t1 = V_ADD_NE0(t1, d1, e1);
-                xv[a] = lg ? d0 : e0, xw[a] = lg ? d1 : e1;
-            }
-        } else {
-            for (int64_t a = 0; a < axis; a++) {
-                const V d0 = V_SUB(xv[a], m0), d1 = V_SUB(xw[a], m1);
-                const V e0 = V_EXPN(d0), e1 = V_EXPN(d1);
-                s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);
-                if (lg)
-                    t0 = V_ADD_NE0(t0, d0, e0), t1 = V_ADD_NE0(t1, d1, e1);
-                xv[a] = lg ? d0 : e0, xw[a] = lg ? d1 : e1;
-            }
-        }
-        if (lg) {
-            f0 = SFX(small_lse)(s0, t0), f1 = SFX(small_lse)(s1, t1);
-        } else {
-            f0 = V_DIV(V_SET1(1.0f), s0), f1 = V_DIV(V_SET1(1.0f), s1);
-        }
-        for (int64_t a = 0; a < axis; a++)
-            V_ST2F(y + a * inner + j, lg ? V_SUB(xv[a], f0) : V_MUL(xv[a], f0),
-                   lg ? V_SUB(xw[a], f1) : V_MUL(xw[a], f1), bf);
-    }
-    for (; j < w; j += VW) {
-        const int64_t l = w - j < VW ? w - j : VW;
+    for (int64_t j = j0; j < j1; j += VW) {
+        const int64_t l = j1 - j < VW ? j1 - j : VW;
         if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
             for (int64_t a = 0; a < axis; a++) {
                 __builtin_prefetch(x + a * inner + j + RPF_COLS, 0, 3);
@@ -707,10 +687,98 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
     }
 }
 
+/* A block of a short axis (axis <= RSMALL): column vectors, two at a time (two independent
+   exp chains, half the loop overhead; loaded and stored as a pair, V_LD2F / V_ST2F) then one,
+   their axis values held in xv / xw (registers / L1) through max, exp and output, so that each
+   element is read from memory once and its exp computed once; the columns RPF_COLS ahead
+   prefetched a line per a-row. log-softmax sums every exp and those of the non-max terms (see
+   r_lse_st).
+   Streamed outputs (c->nt) at the vector levels, where every block's a-rows start on a line
+   (the output 64-byte aligned, inner a multiple of 32: so are W and every block's first
+   column): whole 64-byte lines straight from registers, each by one store (AVX-512: a column
+   pair, one zmm; AVX2: two pairs, two back-to-back ymm stores; R_SNT column vectors a line),
+   so no line is read for ownership and one a-row's line is complete before the next a-row's
+   starts (16 a-rows' lines built up across the a-row loop would be more than the
+   write-combining buffers hold); the input alone prefetched. Elsewhere normal stores: a head
+   of normal stores before each block's first line boundary (an output 16 bytes past a line)
+   made the block's streamed path 5-10 % slower than its normal one. Each column's arithmetic
+   is the same either way: the same bits. */
+static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
+    const rfwd_args *c, int64_t base, int64_t w, int64_t pf_end, const int bf, const int lg)
+{
+    const int64_t axis = c->axis, inner = c->inner;
+    const uint16_t *x = (const uint16_t *)c->x + base;
+    uint16_t *y = (uint16_t *)c->y + base;
+    V xv[RSMALL], xw[RSMALL];
+    int64_t j = 0;
+#if R_SNT
+    if (c->nt && inner % 32 == 0 && (uintptr_t)c->y % 64 == 0) {
+#if R_SNT == 4
+        V xv2[RSMALL], xw2[RSMALL];
+#endif
+        for (; j + 32 <= w; j += 32) {
+            /* the input two lines of each a-row at a time */
+            if (j % 64 == 0 && j + RPF_COLS < pf_end) {
+                const uint16_t *px = x + j + RPF_COLS;
+                const int two = j + RPF_COLS + 32 < pf_end;
+                for (int64_t a = 0; a < axis; a++, px += inner) {
+                    __builtin_prefetch(px, 0, 3);
+                    if (two)
+                        __builtin_prefetch(px + 32, 0, 3);
+                }
+            }
+            V f0, f1;
+            SFX(small_pair)(x + j, axis, inner, xv, xw, &f0, &f1, bf, lg);
+#if R_SNT == 4
+            V f2, f3;
+            SFX(small_pair)(x + j + 2 * VW, axis, inner, xv2, xw2, &f2, &f3, bf, lg);
+            for (int64_t a = 0; a < axis; a++)
+                V_ST4F_NT(y + a * inner + j, lg ? V_SUB(xv[a], f0) : V_MUL(xv[a], f0),
+                          lg ? V_SUB(xw[a], f1) : V_MUL(xw[a], f1),
+                          lg ? V_SUB(xv2[a], f2) : V_MUL(xv2[a], f2),
+                          lg ? V_SUB(xw2[a], f3) : V_MUL(xw2[a], f3), bf);
+#else
+            for (int64_t a = 0; a < axis; a++)
+                V_ST2F_NT(y + a * inner + j, lg ? V_SUB(xv[a], f0) : V_MUL(xv[a], f0),
+                          lg ? V_SUB(xw[a], f1) : V_MUL(xw[a], f1), bf);
+#endif
+        }
+        /* none left while W and inner are multiples of 32 (r_width) */
+        SFX(small_vecs)(x, y, axis, inner, j, w, pf_end, xv, bf, lg);
+        return;
+    }
+#endif
+    for (; j + 2 * VW <= w; j += 2 * VW) {
+        /* two lines of each a-row at a time (one a-row loop per 128 bytes, not per 64: its
+           overhead was 5 of its 7 instructions per line) */
+        if ((j * 2) % 128 == 0 && j + RPF_COLS < pf_end) {
+            const uint16_t *px = x + j + RPF_COLS;
+            uint16_t *py = y + j + RPF_COLS;
+            if (j + RPF_COLS + 32 < pf_end) {
+                for (int64_t a = 0; a < axis; a++, px += inner, py += inner) {
+                    __builtin_prefetch(px, 0, 3), __builtin_prefetch(px + 32, 0, 3);
+                    r_prefetchw(py), r_prefetchw(py + 32);
+                }
+            } else {
+                for (int64_t a = 0; a < axis; a++, px += inner, py += inner)
+                    __builtin_prefetch(px, 0, 3), r_prefetchw(py);
+            }
+        }
+        V f0, f1;
+        SFX(small_pair)(x + j, axis, inner, xv, xw, &f0, &f1, bf, lg);
+        for (int64_t a = 0; a < axis; a++)
+            V_ST2F(y + a * inner + j, lg ? V_SUB(xv[a], f0) : V_MUL(xv[a], f0),
+                   lg ? V_SUB(xw[a], f1) : V_MUL(xw[a], f1), bf);
+    }
+    SFX(small_vecs)(x, y, axis, inner, j, w, pf_end, xv, bf, lg);
+}
+
 #undef V_LD2F
 #undef V_ST2F
 #undef V_ST2F_NT
 #undef R_ROW_PERM
+#undef R_SNT
+#undef V_ST4F_NT
 
 static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 {
