@@ -22,6 +22,11 @@ call by that thread's CPU time instead of the wall clock: the time the scheduler
 jobs is left out, so on a loaded machine a build against itself stays within a few per cent
 where wall-clock lines move by 10-20 %. Memory stalls still count (they are CPU time).
 
+``--align 64`` puts every array at a 64-byte aligned address, as the runtime's aclrtMalloc
+(and so ``aclnn-py bench``) gives them; without it the arrays are NumPy's own, whose large
+allocations start 16 bytes past a page: a kernel whose streamed-store path wants whole
+64-byte lines then takes its unaligned path.
+
 ``--relaxed`` calls the relaxed-accumulation kernels (``aclk_softmax_fwd_relaxed`` /
 ``aclk_softmax_bwd_relaxed``, float16 and bfloat16 only) instead of the strict ones.
 
@@ -58,6 +63,16 @@ def np_dtype(name: str):
     return ml_dtypes.bfloat16 if name == "bfloat16" else np.dtype(name)
 
 
+def empty(n: int, dt, align: int) -> np.ndarray:
+    """n elements of dt, at an address that is a multiple of align (0: NumPy's own)"""
+    if align <= 0:
+        return np.empty(n, dtype=dt)
+    size = np.dtype(dt).itemsize
+    buf = np.empty(n * size + align, dtype=np.uint8)
+    off = -buf.ctypes.data % align
+    return buf[off:off + n * size].view(dt)
+
+
 def call(mod, op: str, code: int, arrays: dict, shape: tuple[int, int, int],
          relaxed: bool = False):
     """A zero-argument function running op once with mod's kernels (relaxed: the
@@ -77,7 +92,7 @@ def call(mod, op: str, code: int, arrays: dict, shape: tuple[int, int, int],
 
 
 def compare(old, new, shape, dtypes, ops, reps: int, junk_bytes: int = 64 << 20,
-            relaxed: bool = False, cpu_time: bool = False):
+            relaxed: bool = False, cpu_time: bool = False, align: int = 0):
     """Rows (dtype, op, old ms, new ms, new / old); cpu_time: the calling thread's CPU time
     (time.thread_time) instead of the wall clock."""
     clock = time.thread_time if cpu_time else time.perf_counter
@@ -87,9 +102,9 @@ def compare(old, new, shape, dtypes, ops, reps: int, junk_bytes: int = 64 << 20,
     rows = []
     for dname in dtypes:
         code, dt = DTYPES[dname], np_dtype(dname)
-        arrays = {"x": rng.standard_normal(n).astype(dt), "g": rng.standard_normal(n).astype(dt)}
-        for k in ("y", "yl", "out"):
-            arrays[k] = np.empty_like(arrays["x"])
+        arrays = {k: empty(n, dt, align) for k in ("x", "g", "y", "yl", "out")}
+        arrays["x"][:] = rng.standard_normal(n).astype(dt)
+        arrays["g"][:] = rng.standard_normal(n).astype(dt)
         P = old.ffi.from_buffer
         for k, lg in (("y", 0), ("yl", 1)):
             rc = old.lib.aclk_softmax_fwd(code, P(arrays["x"]), P(arrays[k]), *shape, lg)
@@ -134,6 +149,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--evict", type=int, default=64,
                     help="MiB written between calls when cold (64; use twice the LLC where the "
                          "data would otherwise stay in it)")
+    ap.add_argument("--align", type=int, default=0,
+                    help="bytes every array's address is a multiple of (64: as aclrtMalloc's; "
+                         "default: NumPy's own)")
     args = ap.parse_args(argv)
     try:
         shape = tuple(int(v) for v in args.shape.split(","))
@@ -143,6 +161,8 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(f"--shape: expected three integers >= 1, got {args.shape!r}")
     if args.reps < 1 or args.threads < 1:
         ap.error(f"--reps and --threads must be >= 1, got {args.reps} and {args.threads}")
+    if args.align < 0 or args.align & (args.align - 1):
+        ap.error(f"--align: expected 0 or a power of two, got {args.align}")
     if args.cpu_time and args.threads != 1:
         ap.error(f"--cpu-time: the kernel must run on the calling thread, so --threads must be 1,"
                  f" got {args.threads}")
@@ -154,6 +174,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.relaxed and "float32" in args.dtype:
         ap.error("--relaxed: the relaxed kernels take float16 and bfloat16 only, got float32")
     cache = "hot" if args.hot else f"cold ({args.evict} MiB written)"
+    if args.align:
+        cache += f", arrays {args.align}-byte aligned"
     clock = ", CPU time" if args.cpu_time else ""
     print(f"shape {shape}, {args.threads} threads, {cache}{clock}, medians of {args.reps} calls"
           " each")
@@ -161,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     for dname, op, a, b, ratio in compare(old, new, shape, args.dtype or list(DTYPES),
                                           args.op or list(OPS), args.reps,
                                           0 if args.hot else args.evict << 20, args.relaxed,
-                                          args.cpu_time):
+                                          args.cpu_time, args.align):
         print(f"{dname:9s} {op:21s} {a:8.3f} {b:8.3f} {ratio:8.3f}", flush=True)
 
 

@@ -356,6 +356,7 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_FMAB(a, b, c) ((a) * (b) + (c))
 #define V_LD2B(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 1, bf))
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 1, v1, bf))
+#define V_ST2B_NT(p, v0, v1, bf) V_ST2B(p, v0, v1, bf) /* the level streams nothing */
 #define V_LD2F(p, bf, v0, v1) V_LD2B(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) V_ST2B(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
@@ -599,6 +600,24 @@ ACLK_AVX2_INLINE void r2b_st2(uint16_t *p, __m256 v0, __m256 v1, const int bf)
     }
 }
 
+/* r2b_st2 with one streaming store (p 32-byte aligned): the backward kernels' streamed
+   outputs, two adjacent pairs completing a 64-byte line */
+ACLK_AVX2_INLINE void r2b_st2_nt(uint16_t *p, __m256 v0, __m256 v1, const int bf)
+{
+    __m256i w;
+    if (bf) {
+        const __m256i h = _mm256_set1_epi32(0x8000);
+        const __m256i e = _mm256_srli_epi32(_mm256_add_epi32(_mm256_castps_si256(v0), h), 16);
+        const __m256i o = _mm256_and_si256(_mm256_add_epi32(_mm256_castps_si256(v1), h),
+                                           _mm256_set1_epi32(-65536));
+        w = _mm256_or_si256(e, o);
+    } else {
+        w = _mm256_inserti128_si256(_mm256_castsi128_si256(aclk_avx2_cvt_f16(v0)),
+                                    aclk_avx2_cvt_f16(v1), 1);
+    }
+    _mm256_stream_si256((__m256i *)p, w);
+}
+
 #define V __m256
 #define VW 8
 #define ATTR ACLK_TARGET_AVX2
@@ -639,6 +658,7 @@ ACLK_AVX2_INLINE void r2b_st2(uint16_t *p, __m256 v0, __m256 v1, const int bf)
 #define V_FMAB(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define V_LD2B(p, bf, v0, v1) R2B_LD2(p, bf, v0, v1)
 #define V_ST2B(p, v0, v1, bf) r2b_st2(p, v0, v1, bf)
+#define V_ST2B_NT(p, v0, v1, bf) r2b_st2_nt(p, v0, v1, bf)
 #define V_LD2F(p, bf, v0, v1) R2B_LD2(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) r2b_st2(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
@@ -744,6 +764,14 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
     return _mm512_mask_add_ps(s, ne, s, e);
 }
 
+/* the backward kernels' streamed output pairs: 32 elements at p (64-byte aligned), v0 the
+   first 16, as one streaming store: a whole line at once */
+ACLK_AVX512_INLINE void r5_st2_nt(uint16_t *p, __m512 v0, __m512 v1, const int bf)
+{
+    _mm512_stream_si512((void *)p, _mm512_inserti64x4(_mm512_castsi256_si512(r5_cvt_out(v0, bf)),
+                                                      r5_cvt_out(v1, bf), 1));
+}
+
 #define V __m512
 #define VW 16
 #define ATTR ACLK_TARGET_AVX512
@@ -784,6 +812,7 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #define V_FMAB(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define V_LD2B(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
+#define V_ST2B_NT(p, v0, v1, bf) r5_st2_nt(p, v0, v1, bf)
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
 #include "softmax_relaxed_body.h"
@@ -820,6 +849,21 @@ static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2(uint16_t *p
     }
     _mm256_storeu_si256((__m256i *)p, r5b_cvt_out(v0, bf));
     _mm256_storeu_si256((__m256i *)(p + 16), r5b_cvt_out(v1, bf));
+}
+
+/* r5_st2_nt for the AVX-512-BF16 instantiation: bfloat16 pairs by one vcvtne2ps2bf16 as
+   r5b_st2 (a float32 subnormal lane: r5b_cvt_out's integer conversion) */
+static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2_nt(uint16_t *p, __m512 v0,
+                                                                       __m512 v1, const int bf)
+{
+    __m512i w;
+    if (bf && _kortestz_mask16_u8(_mm512_fpclass_ps_mask(v0, 0x20),
+                                  _mm512_fpclass_ps_mask(v1, 0x20)))
+        w = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);
+    else
+        w = _mm512_inserti64x4(_mm512_castsi256_si512(r5b_cvt_out(v0, bf)), r5b_cvt_out(v1, bf),
+                               1);
+    _mm512_stream_si512((void *)p, w);
 }
 
 #define V __m512
@@ -862,6 +906,7 @@ static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2(uint16_t *p
 #define V_FMAB(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define V_LD2B(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
+#define V_ST2B_NT(p, v0, v1, bf) r5b_st2_nt(p, v0, v1, bf)
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) r5b_st2(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
