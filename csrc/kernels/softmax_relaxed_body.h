@@ -816,10 +816,52 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     float *sacc = ws->sacc;
     for (int64_t j = 0; j < w; j++)
         sacc[j] = 0.0f;
-    /* pass 1: column sums of g*y (lg: of g), strips of 4 vectors (two pairs, in pair order) in
-       registers, then the rest one vector at a time */
+    /* pass 1: column sums of g*y (lg: of g), strips of 8 vectors (four pairs, in pair order),
+       then of 4, in registers, then the rest one vector at a time; a strip reads each a-row's
+       lines of its columns once, so that a block of 64 columns is read once by one 8-vector
+       strip at the AVX2 level rather than twice (the second time from L2) by two 4-vector
+       strips */
     int64_t js = 0;
     const int64_t ahead = r_bwd_ahead(w);
+    for (; VW > 1 && js + 8 * VW <= w; js += 8 * VW) {
+        V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
+        for (int64_t a = 0; a < axis; a++) {
+            const uint16_t *ga = g + a * inner + js, *ya = y + a * inner + js;
+            V g0, g1, g2, g3, g4, g5, g6, g7;
+            if (!lg && a + ahead < axis) { /* as the 4-vector strips below */
+                for (int64_t q = 0; q < 8 * VW * 2; q += 64) {
+                    __builtin_prefetch((const char *)(ga + ahead * inner) + q, 0, 2);
+                    __builtin_prefetch((const char *)(ya + ahead * inner) + q, 0, 2);
+                }
+            }
+            V_LD2B(ga, bf, g0, g1);
+            V_LD2B(ga + 2 * VW, bf, g2, g3);
+            V_LD2B(ga + 4 * VW, bf, g4, g5);
+            V_LD2B(ga + 6 * VW, bf, g6, g7);
+            if (lg) {
+                if (js == 0)
+                    r_prefetch_run(y + a * inner, w * 2);
+                s0 = V_ADD(s0, g0), s1 = V_ADD(s1, g1);
+                s2 = V_ADD(s2, g2), s3 = V_ADD(s3, g3);
+                s4 = V_ADD(s4, g4), s5 = V_ADD(s5, g5);
+                s6 = V_ADD(s6, g6), s7 = V_ADD(s7, g7);
+            } else {
+                V y0, y1;
+                V_LD2B(ya, bf, y0, y1);
+                s0 = V_FMAB(g0, y0, s0), s1 = V_FMAB(g1, y1, s1);
+                V_LD2B(ya + 2 * VW, bf, y0, y1);
+                s2 = V_FMAB(g2, y0, s2), s3 = V_FMAB(g3, y1, s3);
+                V_LD2B(ya + 4 * VW, bf, y0, y1);
+                s4 = V_FMAB(g4, y0, s4), s5 = V_FMAB(g5, y1, s5);
+                V_LD2B(ya + 6 * VW, bf, y0, y1);
+                s6 = V_FMAB(g6, y0, s6), s7 = V_FMAB(g7, y1, s7);
+            }
+        }
+        V_STF(sacc + js, s0), V_STF(sacc + js + VW, s1);
+        V_STF(sacc + js + 2 * VW, s2), V_STF(sacc + js + 3 * VW, s3);
+        V_STF(sacc + js + 4 * VW, s4), V_STF(sacc + js + 5 * VW, s5);
+        V_STF(sacc + js + 6 * VW, s6), V_STF(sacc + js + 7 * VW, s7);
+    }
     for (; js + 4 * VW <= w; js += 4 * VW) {
         V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0;
         for (int64_t a = 0; a < axis; a++) {
@@ -889,21 +931,30 @@ again:;
             for (int64_t k = 0; k < w * 2; k += 64)
                 r_prefetchw((const char *)(oa + 16 * inner) + k);
         if (lg) {
-            if (try_fast)
-                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 1, nts);
+            /* nt and fast as constants: each loop compiled for its case */
+            if (nts && try_fast)
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 1, 1);
+            else if (nts)
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 0, 1);
+            else if (try_fast)
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 1, 0);
             else
-                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 0, nts);
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 0, 0);
+        } else if (nts) {
+            for (int64_t j = 0; j < js; j += 2 * VW) {
+                V g0, g1, y0, y1;
+                V_LD2B(ga + j, bf, g0, g1);
+                V_LD2B(ya + j, bf, y0, y1);
+                const V s0 = V_LDF(sacc + j), s1 = V_LDF(sacc + j + VW);
+                V_ST2B_NT(d + j, V_MUL(V_SUB(g0, s0), y0), V_MUL(V_SUB(g1, s1), y1), bf);
+            }
         } else {
             for (int64_t j = 0; j < js; j += 2 * VW) {
                 V g0, g1, y0, y1;
                 V_LD2B(ga + j, bf, g0, g1);
                 V_LD2B(ya + j, bf, y0, y1);
                 const V s0 = V_LDF(sacc + j), s1 = V_LDF(sacc + j + VW);
-                const V o0 = V_MUL(V_SUB(g0, s0), y0), o1 = V_MUL(V_SUB(g1, s1), y1);
-                if (nts)
-                    V_ST2B_NT(d + j, o0, o1, bf);
-                else
-                    V_ST2B(d + j, o0, o1, bf);
+                V_ST2B(d + j, V_MUL(V_SUB(g0, s0), y0), V_MUL(V_SUB(g1, s1), y1), bf);
             }
         }
         for (int64_t j = js; j < w; j += VW) {
