@@ -771,3 +771,19 @@ def test_the_default_modes_are_all_three():
     else:
         assert result.exit_code == 1 and "SoftmaxEx" in data["failed"][0]["error"]
         assert "Traceback" not in result.output
+
+
+def test_ab_kernels_align_puts_arrays_on_lines(capsys):
+    """--align 64: every array at a multiple of 64 bytes (as aclrtMalloc's), n elements of the
+    dtype; the header says so; an alignment that is not a power of two is refused by name."""
+    ab = _ab_kernels()
+    for n, dt in ((1, ab.np.float16), (1000003, ab.np.float32), (77, ab.ml_dtypes.bfloat16)):
+        a = ab.empty(n, dt, 64)
+        assert a.ctypes.data % 64 == 0 and a.shape == (n,) and a.dtype == ab.np.dtype(dt)
+    so = _emu.__file__
+    ab.main([so, so, "--shape", "2,9,3", "--dtype", "float16", "--op", "softmax", "--reps", "2",
+             "--threads", "1", "--hot", "--align", "64"])
+    assert "arrays 64-byte aligned" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        ab.main([so, so, "--align", "48"])
+    assert "--align: expected 0 or a power of two, got 48" in capsys.readouterr().err

@@ -80,6 +80,16 @@
  * softmax over dim 1 of (4, 4096, 64), 7.2 -> 5.7 bfloat16. Chunks of items
  * depend on the shape only (aclk_pool.h), so the bits do not depend on the thread count.
  * Outputs larger than half the LLC (aclk_use_nt) are streamed from a small buffer.
+ * The backward kernels stream theirs straight from the registers instead, whole 64-byte lines
+ * only (a partly streamed line costs a read-modify-write in memory), the parts of a line left
+ * (a row's head and tail, columns up to a line boundary) stored normally: rows from the
+ * first line boundary on; column blocks whose a-rows all start on a line (else through the
+ * buffer); short-axis blocks four column vectors at a time, so that each a-row's lines are
+ * complete after one or two adjacent stores (a pair at a time at the AVX2 level would keep
+ * half a line of each of the 16 a-rows open, more than a core's ~10 write-combining buffers).
+ * Where log_softmax_backward computes a part again with the clamped exp it fences first, so
+ * that the second stores land after the streamed ones they replace. The same bits either way
+ * (tests/test_relaxed_kernels.py, test_relaxed_nt_same_bytes_bwd).
  */
 
 /* Contraction off (before any #include, see softmax.c): the generic level's arithmetic is
