@@ -114,6 +114,7 @@
 #define RROWBUF 8192   /* softmax rows up to this long keep their exps in a float32 buffer */
 #define RPF_BLOCK 512  /* row elements per prefetch batch of the next row */
 #define RPIECE 1024    /* output piece (streamed outputs go through a buffer this long) */
+#define RBPIECE 256    /* backward rows: piece whose end prefetches its share of the next row */
 #define RWMAX 1024     /* widest column block */
 #define RCOL_BYTES (512 * 1024) /* target 16-bit bytes of a column block (its re-reads hit L2) */
 #define RSUB_BYTES 16384 /* 16-bit input of a forward column sub-block (re-read from L1) */

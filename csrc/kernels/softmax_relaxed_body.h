@@ -763,9 +763,9 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
     h = h < n ? h : n;
     if (h)
         SFX(bwd_row_out)(out, g, y, vs, h, fast, bf, lg, 0);
-    const int64_t m = n - h, nparts = (m + RPIECE - 1) / RPIECE;
+    const int64_t m = n - h, nparts = (m + RBPIECE - 1) / RBPIECE;
     for (int64_t i = 0; i < nparts; i++) {
-        const int64_t p0 = h + i * RPIECE, len = n - p0 < RPIECE ? n - p0 : RPIECE;
+        const int64_t p0 = h + i * RBPIECE, len = n - p0 < RBPIECE ? n - p0 : RBPIECE;
         if (nt) {
             const int64_t body = len / 32 * 32;
             if (body)
