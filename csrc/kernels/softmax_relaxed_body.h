@@ -816,14 +816,15 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     float *sacc = ws->sacc;
     for (int64_t j = 0; j < w; j++)
         sacc[j] = 0.0f;
-    /* pass 1: column sums of g*y (lg: of g), strips of 8 vectors (four pairs, in pair order),
-       then of 4, in registers, then the rest one vector at a time; a strip reads each a-row's
-       lines of its columns once, so that a block of 64 columns is read once by one 8-vector
-       strip at the AVX2 level rather than twice (the second time from L2) by two 4-vector
-       strips */
+    /* pass 1: column sums of g*y (lg: of g), at the AVX2 level strips of 8 vectors (four
+       pairs, in pair order), then of 4 at every level, in registers, then the rest one vector
+       at a time; a strip reads each a-row's lines of its columns once, so that a block of 64
+       columns is read once by one 8-vector strip at the AVX2 level rather than twice (the
+       second time from L2) by two 4-vector strips (the AVX-512 level's 4-vector strip is 64
+       columns already) */
     int64_t js = 0;
     const int64_t ahead = r_bwd_ahead(w);
-    for (; VW > 1 && js + 8 * VW <= w; js += 8 * VW) {
+    for (; VW == 8 && js + 8 * VW <= w; js += 8 * VW) {
         V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
         for (int64_t a = 0; a < axis; a++) {
             const uint16_t *ga = g + a * inner + js, *ya = y + a * inner + js;
