@@ -525,3 +525,56 @@ def test_relaxed_nt_same_bytes_small():
         for llc in ("32M", "64K"):
             for a, b in zip(outs["64G"], outs[llc]):
                 assert a == b, f"ACLNN_EMU_ISA={level} ACLNN_EMU_LLC={llc}: {b} against {a}"
+
+
+NT_BWD_CODE = """
+import hashlib
+import sys
+import ml_dtypes
+import numpy as np
+from aclnn_py.runtime.core import ffi, lib
+print(ffi.string(lib.aclk_isa_name()).decode())
+P = ffi.from_buffer
+rng = np.random.default_rng(37)
+for code, dt in ((1, np.float16), (27, ml_dtypes.bfloat16)):
+    # outputs of 17.3 MB: rows, dim 1 of (33, 4096, 64), dim 0 of a 16-long axis
+    for shape in ((2112, 4096, 1), (33, 4096, 64), (1, 16, 540000)):
+        n = shape[0] * shape[1] * shape[2]
+        g = rng.normal(0.0, 1.0, size=n).astype(dt)
+        for lg in (0, 1):
+            y = (-rng.exponential(3.0, size=n) if lg else rng.random(n)).astype(dt)
+            # far y (-200, 95) and a NaN in some slices: the fast exp's fallback, NaN outputs
+            y[n // 3], y[n // 2], y[2 * n // 3] = -200.0, 95.0, np.nan
+            for off in (0, 8):  # the output 64-byte aligned, then 16 bytes past a line
+                buf = np.empty(n + 64, dtype=dt)
+                k = (-buf.ctypes.data % 64) // 2 + off
+                out = buf[k:k + n]
+                rc = lib.aclk_softmax_bwd_relaxed(code, P(g), P(y), P(out), *shape, lg)
+                assert rc == 0
+                print(code, shape, lg, off, hashlib.sha256(out.tobytes()).hexdigest())
+"""
+
+
+@pytest.mark.skipif(not any(m in platform.machine().lower() for m in ("x86", "amd64")),
+                    reason="streamed stores are made at the x86 vector levels only")
+def test_relaxed_nt_same_bytes_bwd():
+    """Relaxed backward outputs above 16 MiB have the same bytes whether they are streamed
+    (ACLNN_EMU_LLC=32M: outputs above 16 MiB take non-temporal stores) or stored normally
+    (ACLNN_EMU_LLC=4G), at each vector level the CPU has: rows, dim 1 and a short dim 0,
+    float16 and bfloat16, the output aligned to a line and 16 bytes past one, with far and NaN
+    y among the values."""
+    env0 = dict(os.environ)
+    env0.pop("ACLNN_EMU_ISA", None)
+    for level in ("avx2", "avx512"):
+        outs = []
+        for llc in ("4G", "32M"):
+            env = dict(env0, ACLNN_EMU_ISA=level, ACLNN_EMU_LLC=llc)
+            res = subprocess.run([sys.executable, "-c", NT_BWD_CODE], env=env, text=True,
+                                 capture_output=True, timeout=300, cwd=tempfile.gettempdir())
+            assert res.returncode == 0, f"{level} {llc}:\n{res.stdout}\n{res.stderr}"
+            outs.append(res.stdout.splitlines())
+        if outs[0][0] != level:  # the CPU lacks this level
+            continue
+        assert len(outs[0]) == 1 + 2 * 3 * 2 * 2
+        for a, b in zip(*outs):
+            assert a == b, f"{level}: normal stores {a}, streamed {b}"

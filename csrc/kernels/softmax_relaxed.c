@@ -85,6 +85,16 @@
  * computed the same way whether the output is streamed or not, so their bits do not depend on
  * the store policy (ACLNN_EMU_LLC) either. The forward short-axis blocks stream whole lines
  * straight from registers too (see fwd_block_small).
+ * The backward kernels stream theirs straight from the registers too, whole 64-byte lines
+ * only (a partly streamed line costs a read-modify-write in memory), the parts of a line left
+ * (a row's head and tail, columns up to a line boundary) stored normally: rows from the
+ * first line boundary on; column blocks whose a-rows all start on a line (else through the
+ * buffer); short-axis blocks four column vectors at a time, so that each a-row's lines are
+ * complete after one or two adjacent stores (a pair at a time at the AVX2 level would keep
+ * half a line of each of the 16 a-rows open, more than a core's ~10 write-combining buffers).
+ * Where log_softmax_backward computes a part again with the clamped exp it fences first, so
+ * that the second stores land after the streamed ones they replace. The same bits either way
+ * (tests/test_relaxed_kernels.py, test_relaxed_nt_same_bytes_bwd).
  */
 
 /* Contraction off (before any #include, see softmax.c): the generic level's arithmetic is
@@ -109,6 +119,7 @@
 #define RROWBUF 8192   /* softmax rows up to this long keep their exps in a float32 buffer */
 #define RPF_BLOCK 512  /* row elements per prefetch batch of the next row */
 #define RPIECE 1024    /* output piece (streamed outputs go through a buffer this long) */
+#define RBPIECE 256    /* backward rows: piece whose end prefetches its share of the next row */
 #define RWMAX 1024     /* widest column block */
 #define RCOL_BYTES (512 * 1024) /* target 16-bit bytes of a column block (its re-reads hit L2) */
 #define RSUB_BYTES 16384 /* 16-bit input of a forward column sub-block (re-read from L1) */
@@ -361,6 +372,7 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_FMAB(a, b, c) ((a) * (b) + (c))
 #define V_LD2B(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 1, bf))
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 1, v1, bf))
+#define V_ST2B_NT(p, v0, v1, bf) V_ST2B(p, v0, v1, bf) /* the level streams nothing */
 #define V_LD2F(p, bf, v0, v1) V_LD2B(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) V_ST2B(p, v0, v1, bf)
 #define V_ST2F_NT(p, v0, v1, bf) V_ST2F(p, v0, v1, bf) /* (no streaming here) */
@@ -677,6 +689,7 @@ ACLK_AVX2_INLINE void r2s_st4_nt(uint16_t *p, __m256 v0, __m256 v1, __m256 v2, _
 #define V_FMAB(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define V_LD2B(p, bf, v0, v1) R2B_LD2(p, bf, v0, v1)
 #define V_ST2B(p, v0, v1, bf) r2b_st2(p, v0, v1, bf)
+#define V_ST2B_NT(p, v0, v1, bf) r2b_st2_nt(p, v0, v1, bf)
 #define V_LD2F(p, bf, v0, v1) R2B_LD2(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) r2b_st2(p, v0, v1, bf)
 #define V_ST2F_NT(p, v0, v1, bf) r2b_st2_nt(p, v0, v1, bf)
@@ -785,8 +798,8 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
     return _mm512_mask_add_ps(s, ne, s, e);
 }
 
-/* the forward rows' streamed output pairs: 32 elements (a whole line) at p, 64-byte aligned,
-   by one store */
+/* the forward rows' and the backward kernels' streamed output pairs: 32 elements (a whole
+   line) at p, 64-byte aligned, v0 the first 16, by one store */
 ACLK_AVX512_INLINE void r5_st2_nt(uint16_t *p, __m512 v0, __m512 v1, const int bf)
 {
     _mm512_stream_si512((void *)p, _mm512_inserti64x4(_mm512_castsi256_si512(r5_cvt_out(v0, bf)),
@@ -833,6 +846,7 @@ ACLK_AVX512_INLINE void r5_st2_nt(uint16_t *p, __m512 v0, __m512 v1, const int b
 #define V_FMAB(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define V_LD2B(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
+#define V_ST2B_NT(p, v0, v1, bf) r5_st2_nt(p, v0, v1, bf)
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
 #define R_SNT 2
@@ -873,7 +887,8 @@ static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2(uint16_t *p
     _mm256_storeu_si256((__m256i *)(p + 16), r5b_cvt_out(v1, bf));
 }
 
-/* r5b_st2 streamed (p 64-byte aligned: a whole line by one store) */
+/* r5b_st2 streamed (p 64-byte aligned: a whole line by one store; bfloat16 pairs by one
+   vcvtne2ps2bf16 as r5b_st2, a float32 subnormal lane by r5b_cvt_out's integer conversion) */
 static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2_nt(uint16_t *p, __m512 v0,
                                                                        __m512 v1, const int bf)
 {
@@ -927,6 +942,7 @@ static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2_nt(uint16_t
 #define V_FMAB(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define V_LD2B(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
+#define V_ST2B_NT(p, v0, v1, bf) r5b_st2_nt(p, v0, v1, bf)
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) r5b_st2(p, v0, v1, bf)
 #define R_SNT 2

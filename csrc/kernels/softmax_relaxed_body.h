@@ -811,10 +811,11 @@ static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
    2*VW: s the broadcast vs, or (col) the column sums at sp (pair order); with the level's fast
    exp where fast (R_FAST levels), y's running min and max joined to *lo and *hi (they ignore a
    NaN lane, which the fast exp keeps NaN): where they leave [RD_NORM, RD_FHI] (R_OUT), the
-   caller computes these outputs again with fast 0 (the clamped exp, any y) */
+   caller computes these outputs again with fast 0 (the clamped exp, any y); nt: streamed
+   (V_ST2B_NT: d aligned to a pair, n whole 64-byte lines) */
 static inline __attribute__((always_inline)) ATTR void SFX(bwd_lg_pairs)(
     uint16_t *d, const uint16_t *gp, const uint16_t *yp, const float *sp, V vs, int64_t n,
-    V *plo, V *phi, const int bf, const int col, const int fast)
+    V *plo, V *phi, const int bf, const int col, const int fast, const int nt)
 {
     V lo = *plo, hi = *phi;
     for (int64_t k = 0; k < n; k += 2 * VW) {
@@ -830,13 +831,61 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_lg_pairs)(
         } else {
             e0 = V_EXPB(y0), e1 = V_EXPB(y1);
         }
-        V_ST2B(d + k, V_FNMA(s0, e0, g0), V_FNMA(s1, e1, g1), bf);
+        if (nt)
+            V_ST2B_NT(d + k, V_FNMA(s0, e0, g0), V_FNMA(s1, e1, g1), bf);
+        else
+            V_ST2B(d + k, V_FNMA(s0, e0, g0), V_FNMA(s1, e1, g1), bf);
     }
     *plo = lo, *phi = hi;
 }
 
 /* whether a y joined to lo, hi (bwd_lg_pairs) was outside the fast exp's range */
 #define R_OUT(lo, hi) (R_FAST && V_ANY_OUT2(lo, hi, RD_NORM, RD_FHI))
+
+/* a row's outputs [0, len) at d from g, y at gp, yp: whole vector pairs, then a vector, then
+   the tail (the length tests out of the loop); *fast as bwd_row's. nt: streamed (d 64-byte
+   aligned, len a multiple of 32); a part computed again with the clamped exp is stored after a
+   fence, so that it lands after the streamed stores it replaces */
+static inline __attribute__((always_inline)) ATTR void SFX(bwd_row_out)(
+    uint16_t *d, const uint16_t *gp, const uint16_t *yp, V vs, int64_t len, int *fast,
+    const int bf, const int lg, const int nt)
+{
+    const int64_t lv = len / VW * VW, l2 = len / (2 * VW) * (2 * VW);
+    int64_t k;
+    if (lg) {
+        V lo = V_SET1(0.0f), hi = lo;
+        if (R_FAST && *fast) {
+            SFX(bwd_lg_pairs)(d, gp, yp, NULL, vs, l2, &lo, &hi, bf, 0, 1, nt);
+            if (R_OUT(lo, hi)) {
+                *fast = 0;
+                if (nt)
+                    aclk_nt_fence();
+            }
+        }
+        if (!(R_FAST && *fast))
+            SFX(bwd_lg_pairs)(d, gp, yp, NULL, vs, l2, &lo, &hi, bf, 0, 0, nt);
+    } else {
+        for (k = 0; k < l2; k += 2 * VW) {
+            V g0, g1, y0, y1;
+            V_LD2B(gp + k, bf, g0, g1);
+            V_LD2B(yp + k, bf, y0, y1);
+            const V o0 = V_MUL(V_SUB(g0, vs), y0), o1 = V_MUL(V_SUB(g1, vs), y1);
+            if (nt)
+                V_ST2B_NT(d + k, o0, o1, bf);
+            else
+                V_ST2B(d + k, o0, o1, bf);
+        }
+    }
+    for (k = l2; k < lv; k += VW) {
+        const V vg = V_LD(gp + k, bf), vy = V_LD(yp + k, bf);
+        V_ST(d + k, lg ? V_FNMA(vs, V_EXPB(vy), vg) : V_MUL(V_SUB(vg, vs), vy), bf);
+    }
+    if (k < len) {
+        const int64_t l = len - k;
+        const V vg = V_LDN(gp + k, l, bf, 0), vy = V_LDN(yp + k, l, bf, 0);
+        V_STN(d + k, lg ? V_FNMA(vs, V_EXPB(vy), vg) : V_MUL(V_SUB(vg, vs), vy), l, bf);
+    }
+}
 
 /* one row: s = sum(g*y) (lg: sum(g)), then out = (g - s)*y (lg: g - s*exp(y)); *fast: whether
    log_softmax_backward still tries the fast exp (cleared by a piece with a y out of its range,
@@ -873,41 +922,31 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_row)(
                                          s0);
     }
     const V vs = V_SET1(V_HSUM(V_ADD(V_ADD(s0, s1), V_ADD(s2, s3))));
-    const int64_t nparts = (n + RPIECE - 1) / RPIECE;
+    /* streamed outputs (the vector levels): the head up to a 64-byte line
+       stored normally, then pieces from there, their whole lines streamed straight from the
+       registers, the last piece's tail stored normally */
+    const uintptr_t oa = (uintptr_t)out;
+    const int nt = VW > 1 && c->nt && oa % 2 == 0;
+    int64_t h = nt ? (int64_t)((64 - oa % 64) % 64) / 2 : 0;
+    h = h < n ? h : n;
+    if (h)
+        SFX(bwd_row_out)(out, g, y, vs, h, fast, bf, lg, 0);
+    const int64_t m = n - h, nparts = (m + RBPIECE - 1) / RBPIECE;
     for (int64_t i = 0; i < nparts; i++) {
-        const int64_t p0 = i * RPIECE, len = n - p0 < RPIECE ? n - p0 : RPIECE;
-        uint16_t *d = c->nt ? hb : out + p0;
-        const uint16_t *gp = g + p0, *yp = y + p0;
-        const int64_t lv = len / VW * VW, l2 = len / (2 * VW) * (2 * VW);
-        /* whole vector pairs, then a vector, then the tail: the length test out of the loop */
-        if (lg) {
-            V lo = V_SET1(0.0f), hi = lo;
-            if (R_FAST && *fast) {
-                SFX(bwd_lg_pairs)(d, gp, yp, NULL, vs, l2, &lo, &hi, bf, 0, 1);
-                if (R_OUT(lo, hi))
-                    *fast = 0;
-            }
-            if (!(R_FAST && *fast))
-                SFX(bwd_lg_pairs)(d, gp, yp, NULL, vs, l2, &lo, &hi, bf, 0, 0);
-        } else {
-            for (k = 0; k < l2; k += 2 * VW) {
-                V g0, g1, y0, y1;
-                V_LD2B(gp + k, bf, g0, g1);
-                V_LD2B(yp + k, bf, y0, y1);
-                V_ST2B(d + k, V_MUL(V_SUB(g0, vs), y0), V_MUL(V_SUB(g1, vs), y1), bf);
-            }
-        }
-        for (k = l2; k < lv; k += VW) {
-            const V vg = V_LD(gp + k, bf), vy = V_LD(yp + k, bf);
-            V_ST(d + k, lg ? V_FNMA(vs, V_EXPB(vy), vg) : V_MUL(V_SUB(vg, vs), vy), bf);
-        }
-        if (k < len) {
-            const int64_t l = len - k;
-            const V vg = V_LDN(gp + k, l, bf, 0), vy = V_LDN(yp + k, l, bf, 0);
-            V_STN(d + k, lg ? V_FNMA(vs, V_EXPB(vy), vg) : V_MUL(V_SUB(vg, vs), vy), l, bf);
-        }
-        if (c->nt)
+        const int64_t p0 = h + i * RBPIECE, len = n - p0 < RBPIECE ? n - p0 : RBPIECE;
+        if (nt) {
+            const int64_t body = len / 32 * 32;
+            if (body)
+                SFX(bwd_row_out)(out + p0, g + p0, y + p0, vs, body, fast, bf, lg, 1);
+            if (body < len)
+                SFX(bwd_row_out)(out + p0 + body, g + p0 + body, y + p0 + body, vs, len - body,
+                                 fast, bf, lg, 0);
+        } else if (c->nt) { /* an odd address: through the buffer */
+            SFX(bwd_row_out)(hb, g + p0, y + p0, vs, len, fast, bf, lg, 0);
             R_STREAM(out + p0, hb, len);
+        } else {
+            SFX(bwd_row_out)(out + p0, g + p0, y + p0, vs, len, fast, bf, lg, 0);
+        }
         r_prefetch_part(pfg, n * 2, i, nparts);
         r_prefetch_part(pfy, n * 2, i, nparts);
     }
@@ -945,10 +984,53 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     float *sacc = ws->sacc;
     for (int64_t j = 0; j < w; j++)
         sacc[j] = 0.0f;
-    /* pass 1: column sums of g*y (lg: of g), strips of 4 vectors (two pairs, in pair order) in
-       registers, then the rest one vector at a time */
+    /* pass 1: column sums of g*y (lg: of g), at the AVX2 level strips of 8 vectors (four
+       pairs, in pair order), then of 4 at every level, in registers, then the rest one vector
+       at a time; a strip reads each a-row's lines of its columns once, so that a block of 64
+       columns is read once by one 8-vector strip at the AVX2 level rather than twice (the
+       second time from L2) by two 4-vector strips (the AVX-512 level's 4-vector strip is 64
+       columns already) */
     int64_t js = 0;
     const int64_t ahead = r_bwd_ahead(w);
+    for (; VW == 8 && js + 8 * VW <= w; js += 8 * VW) {
+        V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
+        for (int64_t a = 0; a < axis; a++) {
+            const uint16_t *ga = g + a * inner + js, *ya = y + a * inner + js;
+            V g0, g1, g2, g3, g4, g5, g6, g7;
+            if (!lg && a + ahead < axis) { /* as the 4-vector strips below */
+                for (int64_t q = 0; q < 8 * VW * 2; q += 64) {
+                    __builtin_prefetch((const char *)(ga + ahead * inner) + q, 0, 2);
+                    __builtin_prefetch((const char *)(ya + ahead * inner) + q, 0, 2);
+                }
+            }
+            V_LD2B(ga, bf, g0, g1);
+            V_LD2B(ga + 2 * VW, bf, g2, g3);
+            V_LD2B(ga + 4 * VW, bf, g4, g5);
+            V_LD2B(ga + 6 * VW, bf, g6, g7);
+            if (lg) {
+                if (js == 0)
+                    r_prefetch_run(y + a * inner, w * 2);
+                s0 = V_ADD(s0, g0), s1 = V_ADD(s1, g1);
+                s2 = V_ADD(s2, g2), s3 = V_ADD(s3, g3);
+                s4 = V_ADD(s4, g4), s5 = V_ADD(s5, g5);
+                s6 = V_ADD(s6, g6), s7 = V_ADD(s7, g7);
+            } else {
+                V y0, y1;
+                V_LD2B(ya, bf, y0, y1);
+                s0 = V_FMAB(g0, y0, s0), s1 = V_FMAB(g1, y1, s1);
+                V_LD2B(ya + 2 * VW, bf, y0, y1);
+                s2 = V_FMAB(g2, y0, s2), s3 = V_FMAB(g3, y1, s3);
+                V_LD2B(ya + 4 * VW, bf, y0, y1);
+                s4 = V_FMAB(g4, y0, s4), s5 = V_FMAB(g5, y1, s5);
+                V_LD2B(ya + 6 * VW, bf, y0, y1);
+                s6 = V_FMAB(g6, y0, s6), s7 = V_FMAB(g7, y1, s7);
+            }
+        }
+        V_STF(sacc + js, s0), V_STF(sacc + js + VW, s1);
+        V_STF(sacc + js + 2 * VW, s2), V_STF(sacc + js + 3 * VW, s3);
+        V_STF(sacc + js + 4 * VW, s4), V_STF(sacc + js + 5 * VW, s5);
+        V_STF(sacc + js + 6 * VW, s6), V_STF(sacc + js + 7 * VW, s7);
+    }
     for (; js + 4 * VW <= w; js += 4 * VW) {
         V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0;
         for (int64_t a = 0; a < axis; a++) {
@@ -1004,21 +1086,37 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block)(
     }
     /* pass 2: outputs, the next block prefetched a-row by a-row; log_softmax_backward with
        the fast exp first where *fast, once more with the clamped one if a y of the block was
-       out of its range */
+       out of its range (after a fence where streamed). Streamed outputs whose a-rows start
+       64-byte aligned (nts): the pairs' whole lines streamed straight from the registers, the
+       rest [js, w) stored normally; other streamed outputs through the buffer */
+    const int nts = VW > 1 && c->nt && (uintptr_t)out % 64 == 0 && (inner * 2) % 64 == 0;
     int try_fast = lg && R_FAST && *fast;
 again:;
     V lo = V_SET1(0.0f), hi = lo;
     for (int64_t a = 0; a < axis; a++) {
         const uint16_t *ga = g + a * inner, *ya = y + a * inner;
-        uint16_t *oa = out + a * inner, *d = c->nt ? ws->hb : oa;
+        uint16_t *oa = out + a * inner, *d = c->nt && !nts ? ws->hb : oa;
         if (!c->nt && a + 16 < axis) /* the output lines 16 a-rows ahead, for writing */
             for (int64_t k = 0; k < w * 2; k += 64)
                 r_prefetchw((const char *)(oa + 16 * inner) + k);
         if (lg) {
-            if (try_fast)
-                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 1);
+            /* nt and fast as constants: each loop compiled for its case */
+            if (nts && try_fast)
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 1, 1);
+            else if (nts)
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 0, 1);
+            else if (try_fast)
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 1, 0);
             else
-                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 0);
+                SFX(bwd_lg_pairs)(d, ga, ya, sacc, V_SET1(0.0f), js, &lo, &hi, bf, 1, 0, 0);
+        } else if (nts) {
+            for (int64_t j = 0; j < js; j += 2 * VW) {
+                V g0, g1, y0, y1;
+                V_LD2B(ga + j, bf, g0, g1);
+                V_LD2B(ya + j, bf, y0, y1);
+                const V s0 = V_LDF(sacc + j), s1 = V_LDF(sacc + j + VW);
+                V_ST2B_NT(d + j, V_MUL(V_SUB(g0, s0), y0), V_MUL(V_SUB(g1, s1), y1), bf);
+            }
         } else {
             for (int64_t j = 0; j < js; j += 2 * VW) {
                 V g0, g1, y0, y1;
@@ -1039,7 +1137,7 @@ again:;
             else
                 V_ST(d + j, v, bf);
         }
-        if (c->nt)
+        if (c->nt && !nts)
             R_STREAM(oa, ws->hb, w);
         if (pw) {
             r_prefetch_run((const uint16_t *)c->g + pbase + a * inner, pw * 2);
@@ -1048,29 +1146,29 @@ again:;
     }
     if (try_fast && R_OUT(lo, hi)) {
         try_fast = 0, *fast = 0;
+        if (nts)
+            aclk_nt_fence();
         goto again;
     }
 }
 
 
-/* backward blocks of a short axis, one column vector pair at a time as fwd_block_small: grad
-   and y read from memory once; *fast as bwd_row's, per column pair */
-static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
-    const rbwd_args *c, int64_t base, int64_t w, int64_t pf_end, int *fast, const int bf,
-    const int lg)
+/* backward blocks of a short axis (bwd_block_small): columns [j, j1) of the block at g, y, out,
+   one column vector pair at a time, then one vector (stored normally) */
+static inline __attribute__((always_inline)) ATTR void SFX(bwd_small_cols)(
+    const rbwd_args *c, const uint16_t *g, const uint16_t *y, uint16_t *out, int64_t j,
+    int64_t j1, int64_t pf_end, int *fast, const int bf, const int lg)
 {
     const int64_t axis = c->axis, inner = c->inner;
-    const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
-    uint16_t *out = (uint16_t *)c->out + base;
     V gv[RSMALL], yv[RSMALL];
-    int64_t j = 0;
     /* two column vectors at a time (whole lines, two sum chains, pair order), then one */
-    for (; j + 2 * VW <= w; j += 2 * VW) {
+    for (; j + 2 * VW <= j1; j += 2 * VW) {
         if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
             for (int64_t a = 0; a < axis; a++) {
                 __builtin_prefetch(g + a * inner + j + RPF_COLS, 0, 3);
                 __builtin_prefetch(y + a * inner + j + RPF_COLS, 0, 3);
-                r_prefetchw(out + a * inner + j + RPF_COLS);
+                if (!c->nt)
+                    r_prefetchw(out + a * inner + j + RPF_COLS);
             }
         V s0 = V_SET1(0.0f), s1 = s0;
         for (int64_t a = 0; a < axis; a++) {
@@ -1109,13 +1207,14 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
                    lg ? V_FNMA(s1, V_EXPB(y1), g1) : V_MUL(V_SUB(g1, s1), y1), bf);
         }
     }
-    for (; j < w; j += VW) {
-        const int64_t l = w - j < VW ? w - j : VW;
+    for (; j < j1; j += VW) {
+        const int64_t l = j1 - j < VW ? j1 - j : VW;
         if ((j * 2) % 64 == 0 && j + RPF_COLS < pf_end)
             for (int64_t a = 0; a < axis; a++) {
                 __builtin_prefetch(g + a * inner + j + RPF_COLS, 0, 3);
                 __builtin_prefetch(y + a * inner + j + RPF_COLS, 0, 3);
-                r_prefetchw(out + a * inner + j + RPF_COLS);
+                if (!c->nt)
+                    r_prefetchw(out + a * inner + j + RPF_COLS);
             }
         V s = V_SET1(0.0f);
         for (int64_t a = 0; a < axis; a++) {
@@ -1133,6 +1232,104 @@ static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
                 V_ST(d, v, bf);
         }
     }
+}
+
+/* the same, streamed: columns from j while four column vectors (two pairs) fit before j1, each
+   a-row's 8*VW bytes (j at a 64-byte line of every a-row) stored at once as whole streamed
+   lines (two adjacent stores at the AVX2 level, two lines of one store each at the AVX-512
+   level), so that no line stays partly written across the a-row loop (an axis of 16 would
+   keep 16 such lines open, more than a core's write-combining buffers); the same sums, lane by
+   lane, as bwd_small_cols. A pair computed again with the clamped exp is stored after a
+   fence. Returns the first column not done. */
+static inline __attribute__((always_inline)) ATTR int64_t SFX(bwd_small_nt)(
+    const rbwd_args *c, const uint16_t *g, const uint16_t *y, uint16_t *out, int64_t j,
+    int64_t j1, int64_t pf_end, int *fast, const int bf, const int lg)
+{
+    const int64_t axis = c->axis, inner = c->inner;
+    for (; j + 4 * VW <= j1; j += 4 * VW) {
+        if (j + RPF_COLS < pf_end)
+            for (int64_t a = 0; a < axis; a++)
+                for (int64_t q = 0; q < 4 * VW; q += 32) {
+                    __builtin_prefetch(g + a * inner + j + RPF_COLS + q, 0, 3);
+                    __builtin_prefetch(y + a * inner + j + RPF_COLS + q, 0, 3);
+                }
+        V s0 = V_SET1(0.0f), s1 = s0, s2 = s0, s3 = s0;
+        for (int64_t a = 0; a < axis; a++) {
+            const int64_t o = a * inner + j;
+            V g0, g1, g2, g3;
+            V_LD2B(g + o, bf, g0, g1);
+            V_LD2B(g + o + 2 * VW, bf, g2, g3);
+            if (lg) {
+                s0 = V_ADD(s0, g0), s1 = V_ADD(s1, g1), s2 = V_ADD(s2, g2), s3 = V_ADD(s3, g3);
+            } else {
+                V y0, y1, y2, y3;
+                V_LD2B(y + o, bf, y0, y1);
+                V_LD2B(y + o + 2 * VW, bf, y2, y3);
+                s0 = V_FMAB(g0, y0, s0), s1 = V_FMAB(g1, y1, s1);
+                s2 = V_FMAB(g2, y2, s2), s3 = V_FMAB(g3, y3, s3);
+            }
+        }
+        if (lg && R_FAST && *fast) {
+            V lo = V_SET1(0.0f), hi = lo;
+            for (int64_t a = 0; a < axis; a++) {
+                const int64_t o = a * inner + j;
+                V g0, g1, g2, g3, y0, y1, y2, y3;
+                V_LD2B(g + o, bf, g0, g1);
+                V_LD2B(y + o, bf, y0, y1);
+                V_LD2B(g + o + 2 * VW, bf, g2, g3);
+                V_LD2B(y + o + 2 * VW, bf, y2, y3);
+                lo = V_MIN(y0, lo), hi = V_MAX(y0, hi);
+                lo = V_MIN(y1, lo), hi = V_MAX(y1, hi);
+                lo = V_MIN(y2, lo), hi = V_MAX(y2, hi);
+                lo = V_MIN(y3, lo), hi = V_MAX(y3, hi);
+                V_ST2B_NT(out + o, V_FNMA(s0, V_EXPB_F(y0), g0), V_FNMA(s1, V_EXPB_F(y1), g1),
+                          bf);
+                V_ST2B_NT(out + o + 2 * VW, V_FNMA(s2, V_EXPB_F(y2), g2),
+                          V_FNMA(s3, V_EXPB_F(y3), g3), bf);
+            }
+            if (!V_ANY_OUT2(lo, hi, RD_NORM, RD_FHI))
+                continue;
+            *fast = 0; /* a y out of the fast exp's range: the pairs again, clamped */
+            aclk_nt_fence();
+        }
+        for (int64_t a = 0; a < axis; a++) {
+            const int64_t o = a * inner + j;
+            V g0, g1, g2, g3, y0, y1, y2, y3;
+            V_LD2B(g + o, bf, g0, g1);
+            V_LD2B(y + o, bf, y0, y1);
+            V_LD2B(g + o + 2 * VW, bf, g2, g3);
+            V_LD2B(y + o + 2 * VW, bf, y2, y3);
+            V_ST2B_NT(out + o, lg ? V_FNMA(s0, V_EXPB(y0), g0) : V_MUL(V_SUB(g0, s0), y0),
+                      lg ? V_FNMA(s1, V_EXPB(y1), g1) : V_MUL(V_SUB(g1, s1), y1), bf);
+            V_ST2B_NT(out + o + 2 * VW,
+                      lg ? V_FNMA(s2, V_EXPB(y2), g2) : V_MUL(V_SUB(g2, s2), y2),
+                      lg ? V_FNMA(s3, V_EXPB(y3), g3) : V_MUL(V_SUB(g3, s3), y3), bf);
+        }
+    }
+    return j;
+}
+
+/* backward blocks of a short axis, one column vector pair at a time as fwd_block_small: grad
+   and y read from memory once; *fast as bwd_row's, per column pair. Streamed outputs whose
+   a-rows share their offset in a 64-byte line: the columns up to the first line boundary
+   stored normally, then bwd_small_nt, the rest normally */
+static inline __attribute__((always_inline)) ATTR void SFX(bwd_block_small)(
+    const rbwd_args *c, int64_t base, int64_t w, int64_t pf_end, int *fast, const int bf,
+    const int lg)
+{
+    const uint16_t *g = (const uint16_t *)c->g + base, *y = (const uint16_t *)c->yv + base;
+    uint16_t *out = (uint16_t *)c->out + base;
+    const uintptr_t ob = (uintptr_t)out;
+    int64_t j = 0;
+    if (VW > 1 && c->nt && ob % 2 == 0 && (c->inner * 2) % 64 == 0) {
+        const int64_t jh = (int64_t)((64 - ob % 64) % 64) / 2;
+        j = jh < w ? jh : w;
+        if (j)
+            SFX(bwd_small_cols)(c, g, y, out, 0, j, pf_end, fast, bf, lg);
+        j = SFX(bwd_small_nt)(c, g, y, out, j, w, pf_end, fast, bf, lg);
+    }
+    if (j < w)
+        SFX(bwd_small_cols)(c, g, y, out, j, w, pf_end, fast, bf, lg);
 }
 
 static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
@@ -1195,4 +1392,5 @@ static ATTR void SFX(bwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 #undef V_FMAB
 #undef V_LD2B
 #undef V_ST2B
+#undef V_ST2B_NT
 #undef R_OUT
