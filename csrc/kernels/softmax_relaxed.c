@@ -91,6 +91,7 @@
 #endif
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aclnn_emu.h"
@@ -294,6 +295,32 @@ ACLK_INLINE void r_prefetchw(const void *p)
 #endif
 }
 
+/* The forward column blocks' streamed outputs (c->nt): a softmax block keeps its exps in a
+   per-chunk 16-bit scratch (r_fcol_scratch) instead of in the output, the outputs pass then
+   streams each a-row straight from registers (V_ST2NT_FCOL: 2*VW elements to a 32-byte aligned
+   address at the AVX2 level, 64 at the AVX-512 level), 64-byte lines whole, the a-row's head
+   up to its first 64-byte boundary and its tail after the last whole line stored normally.
+   The scratch is RFCOL_SCRATCH elements at most (a block with more takes the normal stores
+   of the unstreamed path: the same bits either way) */
+#define RFCOL_SCRATCH 1048576
+
+/* the elements of n at p before its first 64-byte boundary (all of them if p is odd) */
+ACLK_INLINE int64_t r_fcol_head(const void *p, int64_t n)
+{
+    const uintptr_t a = (uintptr_t)p;
+    const int64_t h = a % 2 ? n : (int64_t)((64 - a % 64) % 64) / 2;
+    return h < n ? h : n;
+}
+
+/* a 64-byte aligned scratch of n 16-bit elements inside *raw (free(*raw) after), or NULL */
+ACLK_INLINE uint16_t *r_fcol_scratch(int64_t n, void **raw)
+{
+    *raw = malloc((size_t)n * 2 + 64);
+    if (!*raw)
+        return NULL;
+    return (uint16_t *)(((uintptr_t)*raw + 63) & ~(uintptr_t)63);
+}
+
 /* ------------------------------------------------------------------ generic level ----
  * One float at a time (VW 1), plain C: the fallback of every machine. */
 
@@ -358,6 +385,7 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 1, v1, bf))
 #define V_LD2F(p, bf, v0, v1) V_LD2B(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) V_ST2B(p, v0, v1, bf)
+#define V_ST2NT_FCOL(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 1, v1, bf))
 #include "softmax_relaxed_body.h"
 
 #if defined(ACLK_X86)
@@ -391,6 +419,15 @@ ACLK_AVX2_INLINE __m128i r2_cvt_bf16(__m256 v)
 ACLK_AVX2_INLINE void r2_st(uint16_t *p, __m256 v, const int bf)
 {
     _mm_storeu_si128((__m128i *)p, bf ? r2_cvt_bf16(v) : aclk_avx2_cvt_f16(v));
+}
+
+/* the forward column blocks' streamed store (V_ST2NT_FCOL): 16 elements v0, v1 (r2_st's
+   conversion) to p, 32-byte aligned, as one non-temporal store */
+ACLK_AVX2_INLINE void r2_st2nt_fcol(uint16_t *p, __m256 v0, __m256 v1, const int bf)
+{
+    const __m128i h0 = bf ? r2_cvt_bf16(v0) : aclk_avx2_cvt_f16(v0);
+    const __m128i h1 = bf ? r2_cvt_bf16(v1) : aclk_avx2_cvt_f16(v1);
+    _mm256_stream_si256((__m256i *)p, _mm256_set_m128i(h1, h0));
 }
 
 ACLK_AVX2_INLINE void r2_stn(uint16_t *p, __m256 v, int64_t n, const int bf)
@@ -641,6 +678,7 @@ ACLK_AVX2_INLINE void r2b_st2(uint16_t *p, __m256 v0, __m256 v1, const int bf)
 #define V_ST2B(p, v0, v1, bf) r2b_st2(p, v0, v1, bf)
 #define V_LD2F(p, bf, v0, v1) R2B_LD2(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) r2b_st2(p, v0, v1, bf)
+#define V_ST2NT_FCOL(p, v0, v1, bf) r2_st2nt_fcol(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
 
 /* ------------------------------------------------------------------ AVX-512 level ---- */
@@ -669,6 +707,13 @@ ACLK_AVX512_INLINE __m512 r5_ldn(const uint16_t *p, int64_t n, const int bf, uin
 ACLK_AVX512_INLINE __m256i r5_cvt_out(__m512 v, const int bf)
 {
     return bf ? aclk_avx512_cvt_bf16(v) : aclk_avx512_cvt_f16(v);
+}
+
+/* the forward column blocks' streamed store (V_ST2NT_FCOL): 32 converted elements h0, h1 to
+   p, 64-byte aligned: one whole line by one non-temporal store */
+ACLK_AVX512_INLINE void r5_st2nt_fcol(uint16_t *p, __m256i h0, __m256i h1)
+{
+    _mm512_stream_si512((void *)p, _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1));
 }
 
 ACLK_AVX512_INLINE __m512 r5_exp(__m512 d)
@@ -786,6 +831,7 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
+#define V_ST2NT_FCOL(p, v0, v1, bf) r5_st2nt_fcol(p, r5_cvt_out(v0, bf), r5_cvt_out(v1, bf))
 #include "softmax_relaxed_body.h"
 
 /* ------------------------------------------------------- AVX-512 with AVX-512-BF16 ----
@@ -864,6 +910,8 @@ static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2(uint16_t *p
 #define V_ST2B(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) r5b_st2(p, v0, v1, bf)
+#define V_ST2NT_FCOL(p, v0, v1, bf) \
+    r5_st2nt_fcol(p, r5b_cvt_out(v0, bf), r5b_cvt_out(v1, bf))
 #include "softmax_relaxed_body.h"
 #endif /* ACLK_X86 */
 
