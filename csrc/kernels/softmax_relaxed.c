@@ -69,8 +69,9 @@
  * (r_rescale: the accurate float32 exp, so each rise costs ~1 float32 ulp of the sum), then the
  * sub-block's exps from L1; 4-vector strips of columns keep their accumulators in registers
  * (the arrays' store-load chains through every a-row cost more than the loads). Softmax blocks
- * keep their exps in the output (not when streaming it, nor when a block has more than RGTAB
- * sub-blocks x columns: those recompute the exp in the outputs pass): the sum pass rounds
+ * keep their exps in the output (when streaming it, in a per-chunk scratch instead: the same
+ * bits; not when a block has more than RGTAB sub-blocks x columns: those recompute the exp in
+ * the outputs pass): the sum pass rounds
  * e = exp(x - m_b) into y (m_b the running max of its sub-block, so e <= 1) and the outputs
  * pass multiplies it in place, from L2, by g = exp(m_b - m) / sum (one per sub-block and
  * column, computed with the accurate exp). The rounding of e is half an ulp of e, and below
@@ -79,7 +80,10 @@
  * 0.79 with the second exp); at the AVX2 level 6.4 -> 4.4 instructions per element for float16
  * softmax over dim 1 of (4, 4096, 64), 7.2 -> 5.7 bfloat16. Chunks of items
  * depend on the shape only (aclk_pool.h), so the bits do not depend on the thread count.
- * Outputs larger than half the LLC (aclk_use_nt) are streamed from a small buffer.
+ * Outputs larger than half the LLC (aclk_use_nt) are streamed: from a small buffer, but the
+ * forward column blocks (long axis) stream each a-row straight from registers in whole 64-byte
+ * lines (its head and tail around them stored normally; see RFCOL_SCRATCH), so that the bits
+ * never depend on the store policy there.
  */
 
 /* Contraction off (before any #include, see softmax.c): the generic level's arithmetic is

@@ -454,21 +454,23 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                     V_STF(g + j, e);
             }
         }
-        /* pass 3: y = its exp * g, in place from L2 (streamed: from the scratch) */
-        for (int64_t a = 0; a < axis; a++) {
+        /* pass 3, streamed: y = its exp * g from the scratch */
+        for (int64_t a = 0; nt && a < axis; a++) {
             uint16_t *ya = y + a * inner;
             const float *g = gt + a / A * w;
-            if (nt) {
-                const uint16_t *ea = ye + a * ys;
+            const uint16_t *ea = ye + a * ys;
 #define R_FCOL_E(j) V_MUL(V_LD(ea + (j), bf), V_LDF(g + (j)))
 #define R_FCOL_EN(j, l) V_MUL(V_LDN(ea + (j), l, bf, 0), V_LDFN(g + (j), l))
-                R_FCOL_ROW_NT(ya, R_FCOL_E, R_FCOL_EN);
+            R_FCOL_ROW_NT(ya, R_FCOL_E, R_FCOL_EN);
 #undef R_FCOL_E
 #undef R_FCOL_EN
-                if (pf)
-                    r_prefetch_run(pf + a * inner, pfw * 2);
-                continue;
-            }
+            if (pf)
+                r_prefetch_run(pf + a * inner, pfw * 2);
+        }
+        /* pass 3: y = its exp * g, in place from L2 */
+        for (int64_t a = 0; !nt && a < axis; a++) {
+            uint16_t *ya = y + a * inner;
+            const float *g = gt + a / A * w;
             int64_t j = 0;
             for (; j + 4 * VW <= w; j += 4 * VW) {
                 const V v0 = V_MUL(V_LD(ya + j, bf), V_LDF(g + j));
