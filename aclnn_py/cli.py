@@ -6,7 +6,6 @@ import contextlib
 import importlib.util
 import json
 import os
-import re
 import runpy
 import sys
 from collections.abc import Iterator
@@ -566,19 +565,19 @@ def env_rows() -> list[dict[str, Any]]:
         return name, name + (f" (asked for {asked!r})" if asked and asked != name else "")
 
     def llc():
-        # the C core's rule (kernels/isa.c parse_llc): digits, an optional K / M / G, 64K-64G
         machine, store = rt.llc_bytes(), rt.store_llc_bytes()
         raw = os.environ.get("ACLNN_EMU_LLC", "")
         text = f"{machine / (1 << 20):g} MiB"
-        m = re.fullmatch(r"([0-9]+)([KkMmGg]?)", raw)
-        size = int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30}[m.group(2).lower()] \
-            if m else 0
-        if raw and not 64 << 10 <= size <= 64 << 30:
-            raise config.ConfigError(f"ACLNN_EMU_LLC={raw!r} is not a size from 64K to 64G "
-                                     f"(bytes, or with a K, M or G suffix, e.g. 32M; no "
-                                     f"spaces); the kernels ignore it and size their stores "
-                                     f"by the {machine / (1 << 20):g} MiB this CPU has")
-        if raw:
+        if raw.strip():
+            ignored = (f"; the kernels ignore it and size their stores by the "
+                       f"{machine / (1 << 20):g} MiB this CPU has")
+            try:
+                size = config.parse_llc(raw)
+            except config.ConfigError as exc:
+                raise config.ConfigError(f"{exc}{ignored}") from None
+            if store != size:  # the C core's reading differs from config.parse_llc's
+                raise config.ConfigError(f"ACLNN_EMU_LLC={raw!r} is {size} bytes, but the "
+                                         f"kernels took {store}")
             text += f" (stores as for {store / (1 << 20):g} MiB: ACLNN_EMU_LLC)"
         return {"machine": machine, "stores": store}, text
 

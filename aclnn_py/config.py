@@ -203,10 +203,24 @@ _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def parse_size(text: str, key: str = "size") -> int:
-    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)i?B?\s*", str(text), re.IGNORECASE)
+    # ASCII only: the C core reads ACLNN_EMU_LLC by the same grammar (kernels/isa.c parse_llc)
+    m = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)i?B?\s*", str(text), re.IGNORECASE | re.ASCII)
     if not m:
         raise ConfigError(f"{key}={text!r} is not a byte count (digits with an optional K/M/G/T)")
     return int(m.group(1)) * _SUFFIX[m.group(2).upper()]
+
+
+LLC_MIN, LLC_MAX = 64 << 10, 64 << 30
+
+
+def parse_llc(text: str) -> int:
+    """ACLNN_EMU_LLC's value: a byte count (parse_size) from 64K to 64G. The C core reads the
+    variable itself, when it loads, by the same rule (kernels/isa.c parse_llc), and ignores a
+    value this refuses."""
+    n = parse_size(text, "ACLNN_EMU_LLC")
+    if not LLC_MIN <= n <= LLC_MAX:
+        raise ConfigError(f"ACLNN_EMU_LLC={text!r} ({n} bytes) is not from 64K to 64G")
+    return n
 
 
 def _physical_memory() -> int:

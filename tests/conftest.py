@@ -143,6 +143,11 @@ def acl_uninitialized(monkeypatch):
     and no ACLNN_EMU_SOC in the environment, so the default SoC is known."""
     monkeypatch.delenv("ACLNN_EMU_SOC", raising=False)
     acl.finalize()  # 0 if an earlier test left acl initialised, 100037 otherwise
+    # and the devices an earlier test set without aclInit (aclrtSetDevice is counted and does
+    # not need it; aclFinalize releases every device still set): a test that counts what
+    # aclrtResetDevice releases must start with none set
+    if acl.init() == 0:
+        acl.finalize()
     acl.get_recent_err_msg()
     yield
     acl.finalize()

@@ -243,14 +243,21 @@ def test_env_table_and_bad_values_per_row():
 
 @pytest.mark.parametrize("value, stores", [("32M", 32 << 20), ("32m", 32 << 20),
                                            ("1G", 1 << 30), ("65536", 64 << 10),
-                                           ("64G", 64 << 30), ("", None), ("abc", None),
-                                           ("12X", None), ("65535", None), ("65G", None),
-                                           (" 32M", None), ("32MiB", None), ("-1M", None),
+                                           ("64G", 64 << 30), (" 32M", 32 << 20),
+                                           ("32MiB", 32 << 20), ("32 mib ", 32 << 20),
+                                           ("\t48MB", 48 << 20), ("33554432B", 32 << 20),
+                                           ("64k", 64 << 10), ("", None), ("  ", None),
+                                           ("abc", None), ("12X", None), ("65535", None),
+                                           ("65G", None), ("1T", None), ("-1M", None),
+                                           ("32M M", None), ("3 2M", None),
+                                           ("\uff13\uff12M", None), ("99999999999999999999", None),
                                            ("machine", "machine")])
 def test_env_llc_override(value, stores):
     """ACLNN_EMU_LLC sets the cache size of the store policy only (read when the core loads, so
-    in a new process); a value that is not a size is ignored by the kernels and is an error on
-    aclnn-py env's row (exit 1)."""
+    in a new process), in the grammar of the emulator's other sizes (ACLNN_EMU_MEM_LIMIT's:
+    spaces, K/M/G/T, an optional "iB") from 64K to 64G; a value that is not such a size is
+    ignored by the kernels and is an error on aclnn-py env's row (exit 1). The row compares the
+    kernels' reading with the Python one, so each case checks the C parser too."""
     base = json.loads(_cli("env", "--json").stdout)["llc"]["value"]
     assert base["machine"] == base["stores"] > 0
     if value == "machine":  # the CPU's own size, asked for: accepted, nothing changes
@@ -259,7 +266,7 @@ def test_env_llc_override(value, stores):
     data = json.loads(proc.stdout)["llc"]
     if stores is None:
         assert data["value"] in (None, base)
-        if value:
+        if value.strip():
             assert proc.returncode == 1 and "ACLNN_EMU_LLC" in data["error"]
             assert repr(value) in data["error"]
         else:

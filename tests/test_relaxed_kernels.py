@@ -18,6 +18,7 @@ CPU has (a subprocess each, ACLNN_EMU_ISA) meets the same bounds.
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -414,6 +415,59 @@ def test_every_isa_level_meets_the_bounds():
     assert "generic" in seen
 
 
+NT_CODE = """
+import hashlib, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from aclnn_py.runtime.core import ffi, lib
+import test_relaxed_kernels as t
+print(ffi.string(lib.aclk_isa_name()).decode())
+rng = np.random.default_rng(37)
+# (rows, row length, the output's start in elements past a 64-byte boundary): rows of 4100
+# start at every 8 bytes of a line, rows of 8200 (their exps computed again) every 16
+for rows, m, off in ((2100, 4100, 0), (2100, 4100, 1), (1030, 8200, 0)):
+    for d in ("float16", "bfloat16"):
+        code, dt = t.DT[d]
+        x = (rng.standard_normal(rows * m) * 4.0).astype(dt)
+        buf = np.empty(rows * m + 64, dtype=dt)
+        at = (-buf.ctypes.data // 2) % 32 + off
+        y = buf[at:at + rows * m]
+        for lg in (0, 1):
+            assert lib.aclk_softmax_fwd_relaxed(code, ffi.from_buffer(x), ffi.from_buffer(y),
+                                                rows, m, 1, lg) == 0
+            print(rows, m, off, d, lg, hashlib.sha256(y.tobytes()).hexdigest())
+"""
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="streaming stores are the x86 vector levels'")
+def test_relaxed_nt_same_bytes_rows():
+    """The forward rows' outputs have the same bytes whether they are streamed (an output above
+    half the last-level cache: ACLNN_EMU_LLC=32M makes these 17 MB ones streamed) or stored
+    normally, at each vector level the CPU has: rows whose length is not a multiple of 32
+    (each row's output starting at another place in its 64-byte line), softmax rows that keep
+    their exps and longer ones that compute them again, float16 and bfloat16, softmax and
+    log_softmax."""
+    env0 = dict(os.environ)
+    env0.pop("ACLNN_EMU_LLC", None)
+    here = str(Path(__file__).resolve().parent)
+    for level in ("avx2", "avx512"):
+        outs = []
+        for llc in (None, "32M"):
+            env = dict(env0, ACLNN_EMU_ISA=level)
+            if llc:
+                env["ACLNN_EMU_LLC"] = llc
+            res = subprocess.run([sys.executable, "-c", NT_CODE, here], env=env, text=True,
+                                 capture_output=True, timeout=300, cwd=tempfile.gettempdir())
+            assert res.returncode == 0, f"{level} LLC={llc}:\n{res.stdout}\n{res.stderr}"
+            outs.append(res.stdout.splitlines())
+        if outs[0][0] != level:  # the CPU lacks this level
+            continue
+        assert len(outs[0]) == 1 + 3 * 2 * 2
+        for a, b in zip(*outs):
+            assert a == b, f"{level}: normal stores {a} / streamed {b}"
+
+
 NT_FCOL_CODE = """
 import hashlib, sys
 sys.path.insert(0, sys.argv[1])
@@ -446,6 +500,8 @@ for d in ("float16", "bfloat16"):
 """
 
 
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="no streaming stores off x86 (the generic level stores normally)")
 def test_relaxed_nt_same_bytes_fcol():
     """The forward column blocks stream an output above half the LLC (ACLNN_EMU_LLC=32M: this
     one) and store a smaller one normally (64G): the same bytes either way, at each vector

@@ -136,29 +136,51 @@ int64_t aclk_llc_bytes(void)
     return g_llc;
 }
 
-/* ACLNN_EMU_LLC: a size in bytes, or with a K / M / G suffix (powers of 1024), from 64K to 64G;
-   anything else (an empty value, another character, a size out of range) is ignored, as
-   ACLNN_EMU_ISA's unknown values are (`aclnn-py env` names it). */
+/* ACLNN_EMU_LLC: a byte count in the grammar of the emulator's other sizes (aclnn_py/config.py
+   parse_size, ACLNN_EMU_MEM_LIMIT's): optional spaces, ASCII digits, optional spaces, an
+   optional K / M / G / T (powers of 1024, either case), an optional "i", an optional "B",
+   optional spaces ("32M", "32 MiB", "33554432B"); then from 64K to 64G. Anything else (an empty
+   value, another character, a size out of range) is ignored, as ACLNN_EMU_ISA's unknown values
+   are (`aclnn-py env` names it). */
+static int llc_space(char ch)
+{
+    return ch == ' ' || (ch >= '\t' && ch <= '\r');
+}
+
 static int64_t parse_llc(const char *s)
 {
-    if (s == NULL || *s < '0' || *s > '9')
+    const int64_t most = (int64_t)64 << 30;
+    if (s == NULL)
+        return 0;
+    while (llc_space(*s))
+        s++;
+    if (*s < '0' || *s > '9')
         return 0;
     int64_t v = 0;
     for (; *s >= '0' && *s <= '9'; s++) {
         v = v * 10 + (*s - '0');
-        if (v > ((int64_t)64 << 30))
+        if (v > most)
             return 0;
     }
+    while (llc_space(*s))
+        s++;
     int shift = 0;
-    if (*s == 'K' || *s == 'k')
-        shift = 10;
-    else if (*s == 'M' || *s == 'm')
-        shift = 20;
-    else if (*s == 'G' || *s == 'g')
-        shift = 30;
+    switch (*s) {
+    case 'K': case 'k': shift = 10; break;
+    case 'M': case 'm': shift = 20; break;
+    case 'G': case 'g': shift = 30; break;
+    case 'T': case 't': shift = 40; break;
+    default: break;
+    }
     if (shift)
         s++;
-    if (*s != '\0' || v > (((int64_t)64 << 30) >> shift))
+    if (*s == 'i' || *s == 'I')
+        s++;
+    if (*s == 'B' || *s == 'b')
+        s++;
+    while (llc_space(*s))
+        s++;
+    if (*s != '\0' || v > (most >> shift))
         return 0;
     v <<= shift;
     return v >= ((int64_t)64 << 10) ? v : 0;

@@ -80,10 +80,14 @@
  * 0.79 with the second exp); at the AVX2 level 6.4 -> 4.4 instructions per element for float16
  * softmax over dim 1 of (4, 4096, 64), 7.2 -> 5.7 bfloat16. Chunks of items
  * depend on the shape only (aclk_pool.h), so the bits do not depend on the thread count.
- * Outputs larger than half the LLC (aclk_use_nt) are streamed: from a small buffer, but the
- * forward column blocks (long axis) stream each a-row straight from registers in whole 64-byte
- * lines (its head and tail around them stored normally; see RFCOL_SCRATCH), so that the bits
- * never depend on the store policy there.
+ * Outputs larger than half the LLC (aclk_use_nt) are streamed from a small buffer, except
+ * the forward rows' whole 64-byte lines, streamed straight from the registers (fwd_row's
+ * pass 3: the row's head and tail around them by normal stores), and the forward column
+ * blocks' (long axis): each a-row straight from the registers in whole 64-byte lines, its
+ * head and tail around them stored normally, softmax's exps kept in a per-chunk scratch
+ * (RFCOL_SCRATCH) as in the output otherwise. The rows' and these blocks' exps and sums are
+ * computed the same way whether the output is streamed or not, so their bits do not depend on
+ * the store policy (ACLNN_EMU_LLC) either.
  */
 
 /* Contraction off (before any #include, see softmax.c): the generic level's arithmetic is
@@ -390,6 +394,7 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_LD2F(p, bf, v0, v1) V_LD2B(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) V_ST2B(p, v0, v1, bf)
 #define V_ST2NT_FCOL(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 1, v1, bf))
+#define V_ST2F_NT(p, v0, v1, bf) V_ST2F(p, v0, v1, bf) /* (no streaming here) */
 #include "softmax_relaxed_body.h"
 
 #if defined(ACLK_X86)
@@ -640,6 +645,26 @@ ACLK_AVX2_INLINE void r2b_st2(uint16_t *p, __m256 v0, __m256 v1, const int bf)
     }
 }
 
+/* v0, v1 (in R2B_LD2's order) as 16 elements in memory's order, rounded as r2b_st2 */
+ACLK_AVX2_INLINE __m256i r2b_pack2(__m256 v0, __m256 v1, const int bf)
+{
+    if (bf) {
+        const __m256i h = _mm256_set1_epi32(0x8000);
+        const __m256i e = _mm256_srli_epi32(_mm256_add_epi32(_mm256_castps_si256(v0), h), 16);
+        const __m256i o = _mm256_and_si256(_mm256_add_epi32(_mm256_castps_si256(v1), h),
+                                           _mm256_set1_epi32(-65536));
+        return _mm256_or_si256(e, o);
+    }
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(aclk_avx2_cvt_f16(v0)),
+                                   aclk_avx2_cvt_f16(v1), 1);
+}
+
+/* r2b_st2 streamed: p 32-byte aligned (the forward rows' whole lines, two of these each) */
+ACLK_AVX2_INLINE void r2b_st2_nt(uint16_t *p, __m256 v0, __m256 v1, const int bf)
+{
+    _mm256_stream_si256((__m256i *)p, r2b_pack2(v0, v1, bf));
+}
+
 #define V __m256
 #define VW 8
 #define ATTR ACLK_TARGET_AVX2
@@ -683,6 +708,7 @@ ACLK_AVX2_INLINE void r2b_st2(uint16_t *p, __m256 v0, __m256 v1, const int bf)
 #define V_LD2F(p, bf, v0, v1) R2B_LD2(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) r2b_st2(p, v0, v1, bf)
 #define V_ST2NT_FCOL(p, v0, v1, bf) r2_st2nt_fcol(p, v0, v1, bf)
+#define V_ST2F_NT(p, v0, v1, bf) r2b_st2_nt(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
 
 /* ------------------------------------------------------------------ AVX-512 level ---- */
@@ -793,6 +819,14 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
     return _mm512_mask_add_ps(s, ne, s, e);
 }
 
+/* the forward rows' streamed output pairs: 32 elements (a whole line) at p, 64-byte aligned,
+   by one store */
+ACLK_AVX512_INLINE void r5_st2_nt(uint16_t *p, __m512 v0, __m512 v1, const int bf)
+{
+    _mm512_stream_si512((void *)p, _mm512_inserti64x4(_mm512_castsi256_si512(r5_cvt_out(v0, bf)),
+                                                      r5_cvt_out(v1, bf), 1));
+}
+
 #define V __m512
 #define VW 16
 #define ATTR ACLK_TARGET_AVX512
@@ -836,6 +870,7 @@ ACLK_AVX512_INLINE __m512 r5_add_ne0(__m512 s, __m512 d, __m512 e)
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
 #define V_ST2NT_FCOL(p, v0, v1, bf) r5_st2nt_fcol(p, r5_cvt_out(v0, bf), r5_cvt_out(v1, bf))
+#define V_ST2F_NT(p, v0, v1, bf) r5_st2_nt(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
 
 /* ------------------------------------------------------- AVX-512 with AVX-512-BF16 ----
@@ -870,6 +905,20 @@ static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2(uint16_t *p
     }
     _mm256_storeu_si256((__m256i *)p, r5b_cvt_out(v0, bf));
     _mm256_storeu_si256((__m256i *)(p + 16), r5b_cvt_out(v1, bf));
+}
+
+/* r5b_st2 streamed (p 64-byte aligned: a whole line by one store) */
+static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2_nt(uint16_t *p, __m512 v0,
+                                                                       __m512 v1, const int bf)
+{
+    __m512i w;
+    if (bf && _kortestz_mask16_u8(_mm512_fpclass_ps_mask(v0, 0x20),
+                                  _mm512_fpclass_ps_mask(v1, 0x20)))
+        w = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);
+    else
+        w = _mm512_inserti64x4(_mm512_castsi256_si512(r5b_cvt_out(v0, bf)), r5b_cvt_out(v1, bf),
+                               1);
+    _mm512_stream_si512((void *)p, w);
 }
 
 #define V __m512
@@ -916,6 +965,7 @@ static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2(uint16_t *p
 #define V_ST2F(p, v0, v1, bf) r5b_st2(p, v0, v1, bf)
 #define V_ST2NT_FCOL(p, v0, v1, bf) \
     r5_st2nt_fcol(p, r5b_cvt_out(v0, bf), r5b_cvt_out(v1, bf))
+#define V_ST2F_NT(p, v0, v1, bf) r5b_st2_nt(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
 #endif /* ACLK_X86 */
 

@@ -32,6 +32,113 @@
 
 /* ------------------------------------------------------------------ forward rows ---- */
 
+/* whether the level's vector pairs (V_LD2F) hold 2*VW elements in another order than
+   memory's, so that eb keeps a row's exps in that order from the row's start: bfloat16 at the
+   AVX2 level (VW 8), as even and odd elements */
+#if VW == 8
+#define R_ROW_PERM(bf) (bf)
+#else
+#define R_ROW_PERM(bf) 0
+#endif
+
+/* the outputs [0, len) of a row's part at xp into d (ep: its exps in eb, when keep): whole
+   vectors in loops of their own, 4 at a time (the per-vector length test and the keep / log
+   choice hoisted: they cost more instructions than the outputs' arithmetic), then the tail.
+   nt: d 64-byte aligned and len a multiple of 32 (whole lines), stored by V_ST2F_NT */
+static inline __attribute__((always_inline)) ATTR void SFX(fwd_row_out)(
+    const uint16_t *xp, uint16_t *d, const float *ep, int64_t len, const V vm, const V vf,
+    const int fast, const int bf, const int lg, const int keep, const int nt)
+{
+    const uint16_t pad = bf ? BF16_NEG_INF : F16_NEG_INF;
+    const int64_t lv = len / VW * VW;
+#define R_ST2(p, v0, v1, bf)                                                                  \
+    do {                                                                                      \
+        if (nt)                                                                               \
+            V_ST2F_NT(p, v0, v1, bf);                                                         \
+        else                                                                                  \
+            V_ST2F(p, v0, v1, bf);                                                            \
+    } while (0)
+    int64_t k = 0;
+    if (lg) {
+        for (; k + 4 * VW <= lv; k += 4 * VW) {
+            V x0, x1, x2, x3;
+            V_LD2F(xp + k, bf, x0, x1);
+            V_LD2F(xp + k + 2 * VW, bf, x2, x3);
+            R_ST2(d + k, V_SUB(V_SUB(x0, vm), vf), V_SUB(V_SUB(x1, vm), vf), bf);
+            R_ST2(d + k + 2 * VW, V_SUB(V_SUB(x2, vm), vf), V_SUB(V_SUB(x3, vm), vf), bf);
+        }
+        for (; k + 2 * VW <= lv; k += 2 * VW) {
+            V x0, x1;
+            V_LD2F(xp + k, bf, x0, x1);
+            R_ST2(d + k, V_SUB(V_SUB(x0, vm), vf), V_SUB(V_SUB(x1, vm), vf), bf);
+        }
+        for (; k < lv; k += VW)
+            V_ST(d + k, V_SUB(V_SUB(V_LD(xp + k, bf), vm), vf), bf);
+    } else if (keep) {
+        for (; k + 4 * VW <= lv; k += 4 * VW) {
+            const V v0 = V_MUL(V_LDF(ep + k), vf), v1 = V_MUL(V_LDF(ep + k + VW), vf);
+            const V v2 = V_MUL(V_LDF(ep + k + 2 * VW), vf);
+            const V v3 = V_MUL(V_LDF(ep + k + 3 * VW), vf);
+            R_ST2(d + k, v0, v1, bf);
+            R_ST2(d + k + 2 * VW, v2, v3, bf);
+        }
+        for (; k + 2 * VW <= lv; k += 2 * VW)
+            R_ST2(d + k, V_MUL(V_LDF(ep + k), vf), V_MUL(V_LDF(ep + k + VW), vf), bf);
+        for (; k < lv; k += VW)
+            V_ST(d + k, V_MUL(V_LDF(ep + k), vf), bf);
+    } else {
+        for (; k + 2 * VW <= lv; k += 2 * VW) {
+            V x0, x1;
+            V_LD2F(xp + k, bf, x0, x1);
+            const V d0 = V_SUB(x0, vm), d1 = V_SUB(x1, vm);
+            R_ST2(d + k, V_MUL(fast ? V_EXPN_F(d0) : V_EXPN(d0), vf),
+                  V_MUL(fast ? V_EXPN_F(d1) : V_EXPN(d1), vf), bf);
+        }
+        for (; k < lv; k += VW) {
+            const V dx = V_SUB(V_LD(xp + k, bf), vm);
+            V_ST(d + k, V_MUL(fast ? V_EXPN_F(dx) : V_EXPN(dx), vf), bf);
+        }
+    }
+    if (k < len) {
+        const int64_t l = len - k;
+        V v;
+        if (lg)
+            v = V_SUB(V_SUB(V_LDN(xp + k, l, bf, pad), vm), vf);
+        else
+            v = V_MUL(keep ? V_LDFN(ep + k, l) : V_EXPN(V_SUB(V_LDN(xp + k, l, bf, pad), vm)),
+                      vf);
+        V_STN(d + k, v, l, bf);
+    }
+#undef R_ST2
+}
+
+#if VW == 8
+/* the AVX2 level's streamed bfloat16 softmax row whose exps eb keeps in pair order (R_ROW_PERM)
+   and whose output's first line starts h elements in, h % 16 == 8 (a row start 16 bytes past
+   a line, as most large allocations of the C library): each pair group packed to memory's
+   order (r2b_pack2), each 32 bytes of the lines [h, h + m) from two groups (the upper half
+   of one, the lower of the next: one vperm2i128) and streamed; the groups wholly before and
+   after by fwd_row_out, the half groups at either end of the lines by normal stores. The
+   groups used end by the row's last whole pair group (h + m + 8 <= n / 16 * 16) */
+static inline __attribute__((always_inline)) ATTR void SFX(fwd_row_half)(
+    const uint16_t *xr, uint16_t *yr, const float *eb, int64_t n, int64_t h, int64_t m,
+    const V vm, const V vf, const int fast)
+{
+    SFX(fwd_row_out)(xr, yr, eb, h - 8, vm, vf, fast, 1, 0, 1, 0);
+    __m256i prev = r2b_pack2(V_MUL(V_LDF(eb + h - 8), vf), V_MUL(V_LDF(eb + h), vf), 1);
+    _mm_storeu_si128((__m128i *)(yr + h - 8), _mm256_castsi256_si128(prev));
+    for (int64_t k = h; k < h + m; k += 16) {
+        const __m256i w = r2b_pack2(V_MUL(V_LDF(eb + k + 8), vf), V_MUL(V_LDF(eb + k + 16), vf),
+                                    1);
+        _mm256_stream_si256((__m256i *)(yr + k), _mm256_permute2x128_si256(prev, w, 0x21));
+        prev = w;
+    }
+    _mm_storeu_si128((__m128i *)(yr + h + m), _mm256_extracti128_si256(prev, 1));
+    const int64_t t = h + m + 8;
+    SFX(fwd_row_out)(xr + t, yr + t, eb + t, n - t, vm, vf, fast, 1, 0, 1, 0);
+}
+#endif
+
 /* one row of n elements at xr: max, exps (kept in eb when n <= RROWBUF), normalise. Whole
    2*VW groups from the row's start are loaded and stored as vector pairs (V_LD2F / V_ST2F, the
    level's lane order: bfloat16 at the AVX2 level as even and odd elements), eb holding them in
@@ -81,9 +188,9 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
        of keeping the exps, the output's lines prefetched for writing (one per 64 bytes): the
        choices tested per iteration, with a prefetch per 2 vectors, cost 7 of 37 instructions
        per 16 float16 elements at the AVX2 level */
-#define R_ROW_EXPS4(EXP, KEEP)                                                                \
+#define R_ROW_EXPS4(EXP, KEEP, PFW)                                                           \
     for (; k + 4 * VW <= k1; k += 4 * VW) {                                                   \
-        for (int q = 0; q < 4 * VW * 2; q += 64)                                              \
+        for (int q = 0; PFW && q < 4 * VW * 2; q += 64)                                       \
             r_prefetchw((const char *)(yr + k) + q);                                          \
         V x0, x1, x2, x3;                                                                     \
         V_LD2F(xr + k, bf, x0, x1);                                                           \
@@ -100,16 +207,27 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
     for (int64_t i = 0; i < nparts; i++) {
         const int64_t k0 = i * RPF_BLOCK, k1 = k0 + RPF_BLOCK < n ? k0 + RPF_BLOCK : n;
         k = k0;
+        /* (streamed outputs: no prefetch for writing, the 4-vector loops all the same) */
         if (!c->nt && fast) {
             if (keep)
-                R_ROW_EXPS4(V_EXPN_F, 1)
+                R_ROW_EXPS4(V_EXPN_F, 1, 1)
             else
-                R_ROW_EXPS4(V_EXPN_F, 0)
+                R_ROW_EXPS4(V_EXPN_F, 0, 1)
         } else if (!c->nt) {
             if (keep)
-                R_ROW_EXPS4(V_EXPN, 1)
+                R_ROW_EXPS4(V_EXPN, 1, 1)
             else
-                R_ROW_EXPS4(V_EXPN, 0)
+                R_ROW_EXPS4(V_EXPN, 0, 1)
+        } else if (fast) {
+            if (keep)
+                R_ROW_EXPS4(V_EXPN_F, 1, 0)
+            else
+                R_ROW_EXPS4(V_EXPN_F, 0, 0)
+        } else {
+            if (keep)
+                R_ROW_EXPS4(V_EXPN, 1, 0)
+            else
+                R_ROW_EXPS4(V_EXPN, 0, 0)
         }
         for (; k + 2 * VW <= k1; k += 2 * VW) {
             if (!c->nt) /* the output's lines for writing, ahead of pass 3 */
@@ -155,62 +273,42 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_row)(
     }
     const V vf = V_SET1(f);
 
-    /* pass 3: the outputs, a piece at a time (streamed from hb when c->nt): whole vectors in
-       loops of their own, 4 at a time (the per-vector length test and the keep / log choice
-       hoisted: they cost more instructions than the outputs' arithmetic), then the tail */
+    /* pass 3: the outputs. Streamed (c->nt): from the registers where the row has whole
+       64-byte lines of the output (V_ST2F_NT, each line by one or two adjacent stores), its
+       head before the first line and its tail after the last by normal stores; the same
+       arithmetic per element either way. Where the level's vector pairs keep their exps in
+       another order (R_ROW_PERM: bfloat16 at the AVX2 level) and the row's head is not a
+       whole number of pairs: half a pair by fwd_row_half, else the row goes through hb a
+       piece at a time */
+    if (!c->nt) {
+        SFX(fwd_row_out)(xr, yr, eb, n, vm, vf, fast, bf, lg, keep, 0);
+        return;
+    }
+    int64_t h = (int64_t)((64 - (uintptr_t)yr % 64) % 64 / 2);
+    if ((uintptr_t)yr % 2 || h > n)
+        h = n;
+    int64_t m = (n - h) / 32 * 32;
+#if VW == 8
+    if (keep && bf && h % 16 == 8) {
+        while (m > 0 && h + m + 8 > n / 16 * 16)
+            m -= 32;
+        if (m > 0) {
+            SFX(fwd_row_half)(xr, yr, eb, n, h, m, vm, vf, fast);
+            return;
+        }
+    }
+#endif
+    if (m > 0 && !(keep && R_ROW_PERM(bf) && h % (2 * VW))) {
+        SFX(fwd_row_out)(xr, yr, eb, h, vm, vf, fast, bf, lg, keep, 0);
+        SFX(fwd_row_out)(xr + h, yr + h, keep ? eb + h : eb, m, vm, vf, fast, bf, lg, keep, 1);
+        SFX(fwd_row_out)(xr + h + m, yr + h + m, keep ? eb + h + m : eb, n - h - m, vm, vf,
+                         fast, bf, lg, keep, 0);
+        return;
+    }
     for (int64_t p0 = 0; p0 < n; p0 += RPIECE) {
-        const int64_t len = n - p0 < RPIECE ? n - p0 : RPIECE, lv = len / VW * VW;
-        uint16_t *d = c->nt ? hb : yr + p0;
-        const uint16_t *xp = xr + p0;
-        const float *ep = keep ? eb + p0 : eb;
-        k = 0;
-        if (lg) {
-            for (; k + 4 * VW <= lv; k += 4 * VW) {
-                V x0, x1, x2, x3;
-                V_LD2F(xp + k, bf, x0, x1);
-                V_LD2F(xp + k + 2 * VW, bf, x2, x3);
-                V_ST2F(d + k, V_SUB(V_SUB(x0, vm), vf), V_SUB(V_SUB(x1, vm), vf), bf);
-                V_ST2F(d + k + 2 * VW, V_SUB(V_SUB(x2, vm), vf), V_SUB(V_SUB(x3, vm), vf), bf);
-            }
-            for (; k < lv; k += VW)
-                V_ST(d + k, V_SUB(V_SUB(V_LD(xp + k, bf), vm), vf), bf);
-        } else if (keep) {
-            for (; k + 4 * VW <= lv; k += 4 * VW) {
-                const V v0 = V_MUL(V_LDF(ep + k), vf), v1 = V_MUL(V_LDF(ep + k + VW), vf);
-                const V v2 = V_MUL(V_LDF(ep + k + 2 * VW), vf);
-                const V v3 = V_MUL(V_LDF(ep + k + 3 * VW), vf);
-                V_ST2F(d + k, v0, v1, bf);
-                V_ST2F(d + k + 2 * VW, v2, v3, bf);
-            }
-            for (; k + 2 * VW <= lv; k += 2 * VW)
-                V_ST2F(d + k, V_MUL(V_LDF(ep + k), vf), V_MUL(V_LDF(ep + k + VW), vf), bf);
-            for (; k < lv; k += VW)
-                V_ST(d + k, V_MUL(V_LDF(ep + k), vf), bf);
-        } else {
-            for (; k + 2 * VW <= lv; k += 2 * VW) {
-                V x0, x1;
-                V_LD2F(xp + k, bf, x0, x1);
-                const V d0 = V_SUB(x0, vm), d1 = V_SUB(x1, vm);
-                V_ST2F(d + k, V_MUL(fast ? V_EXPN_F(d0) : V_EXPN(d0), vf),
-                       V_MUL(fast ? V_EXPN_F(d1) : V_EXPN(d1), vf), bf);
-            }
-            for (; k < lv; k += VW) {
-                const V dx = V_SUB(V_LD(xp + k, bf), vm);
-                V_ST(d + k, V_MUL(fast ? V_EXPN_F(dx) : V_EXPN(dx), vf), bf);
-            }
-        }
-        if (k < len) {
-            const int64_t l = len - k;
-            V v;
-            if (lg)
-                v = V_SUB(V_SUB(V_LDN(xp + k, l, bf, pad), vm), vf);
-            else
-                v = V_MUL(keep ? V_LDFN(ep + k, l) : V_EXPN(V_SUB(V_LDN(xp + k, l, bf, pad), vm)),
-                          vf);
-            V_STN(d + k, v, l, bf);
-        }
-        if (c->nt)
-            R_STREAM(yr + p0, hb, len);
+        const int64_t len = n - p0 < RPIECE ? n - p0 : RPIECE;
+        SFX(fwd_row_out)(xr + p0, hb, keep ? eb + p0 : eb, len, vm, vf, fast, bf, lg, keep, 0);
+        R_STREAM(yr + p0, hb, len);
     }
 }
 
@@ -670,6 +768,8 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block_small)(
 
 #undef V_LD2F
 #undef V_ST2F
+#undef V_ST2F_NT
+#undef R_ROW_PERM
 
 static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 {
