@@ -578,3 +578,68 @@ def test_relaxed_nt_same_bytes_bwd():
         assert len(outs[0]) == 1 + 2 * 3 * 2 * 2
         for a, b in zip(*outs):
             assert a == b, f"{level}: normal stores {a}, streamed {b}"
+
+
+NT_FCOL_CODE = """
+import hashlib
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from aclnn_py.runtime.core import ffi, lib
+import test_relaxed_kernels as t
+print(ffi.string(lib.aclk_isa_name()).decode())
+if sys.argv[2] == "bounds":  # small outputs streamed too (ACLNN_EMU_LLC=64K): the bounds
+    shapes = [(3, 31, 5), (2, 300, 100), (2, 40, 64), (1, 500, 1100), (1, 16, 2500)]
+    for d in ("float16", "bfloat16"):
+        t.check_all(d, seed=11, shapes=shapes)
+        t.check_running_max(d)
+    print("ok")
+    sys.exit(0)
+rng = np.random.default_rng(3)
+shape = (32, 4097, 64)  # 16.0 MiB and a little more of output: streamed at ACLNN_EMU_LLC=32M
+n = shape[0] * shape[1] * shape[2]
+for d in ("float16", "bfloat16"):
+    code, dt = t.DT[d]
+    x = (rng.standard_normal(n, dtype=np.float32) * 4).astype(dt).reshape(shape)
+    x[0, 5, 3], x[1, :, 7], x[2, 100, 9], x[3, :, 8] = np.nan, -np.inf, np.inf, 2.0
+    buf = np.empty(n + 64, dt)
+    for lg in (0, 1):
+        for off in (0, 8):  # the output on a 64-byte boundary, and 16 bytes past one
+            s = (-buf.ctypes.data % 64) // 2 + off
+            y = buf[s:s + n]
+            assert lib.aclk_softmax_fwd_relaxed(code, ffi.from_buffer(x), ffi.from_buffer(y),
+                                                *shape, lg) == 0
+            print(d, lg, off, hashlib.sha256(y.tobytes()).hexdigest())
+"""
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="no streaming stores off x86 (the generic level stores normally)")
+def test_relaxed_nt_same_bytes_fcol():
+    """The forward column blocks stream an output above half the LLC (ACLNN_EMU_LLC=32M: this
+    one) and store a smaller one normally (64G): the same bytes either way, at each vector
+    level the CPU has (the generic level never streams), wherever the output starts; and the
+    bounds hold when every output is streamed (64K), heads and tails of a-rows included."""
+    env0 = {k: v for k, v in os.environ.items() if k not in ("ACLNN_EMU_ISA", "ACLNN_EMU_LLC")}
+    here = str(Path(__file__).resolve().parent)
+
+    def run(level: str, llc: str, what: str) -> tuple[str, list[str]]:
+        env = dict(env0, ACLNN_EMU_ISA=level, ACLNN_EMU_LLC=llc)
+        res = subprocess.run([sys.executable, "-c", NT_FCOL_CODE, here, what], env=env,
+                             text=True, capture_output=True, timeout=300,
+                             cwd=tempfile.gettempdir())
+        assert res.returncode == 0, f"{level} {llc}:\n{res.stdout}\n{res.stderr}"
+        lines = res.stdout.splitlines()
+        return lines[0], lines[1:]
+
+    ran = 0
+    for level in ("avx2", "avx512"):
+        got, ok = run(level, "64K", "bounds")
+        if got != level:  # the CPU lacks this level
+            continue
+        assert ok == ["ok"]
+        streamed, normal = run(level, "32M", "bytes")[1], run(level, "64G", "bytes")[1]
+        assert len(streamed) == 8 and streamed == normal, level
+        ran += 1
+    if not ran:
+        pytest.skip("no vector level on this CPU: nothing is streamed")

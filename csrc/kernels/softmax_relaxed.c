@@ -69,8 +69,9 @@
  * (r_rescale: the accurate float32 exp, so each rise costs ~1 float32 ulp of the sum), then the
  * sub-block's exps from L1; 4-vector strips of columns keep their accumulators in registers
  * (the arrays' store-load chains through every a-row cost more than the loads). Softmax blocks
- * keep their exps in the output (not when streaming it, nor when a block has more than RGTAB
- * sub-blocks x columns: those recompute the exp in the outputs pass): the sum pass rounds
+ * keep their exps in the output (when streaming it, in a per-chunk scratch instead: the same
+ * bits; not when a block has more than RGTAB sub-blocks x columns: those recompute the exp in
+ * the outputs pass): the sum pass rounds
  * e = exp(x - m_b) into y (m_b the running max of its sub-block, so e <= 1) and the outputs
  * pass multiplies it in place, from L2, by g = exp(m_b - m) / sum (one per sub-block and
  * column, computed with the accurate exp). The rounding of e is half an ulp of e, and below
@@ -81,7 +82,10 @@
  * depend on the shape only (aclk_pool.h), so the bits do not depend on the thread count.
  * Outputs larger than half the LLC (aclk_use_nt) are streamed from a small buffer, except
  * the forward rows' whole 64-byte lines, streamed straight from the registers (fwd_row's
- * pass 3: the row's head and tail around them by normal stores). The rows' exps and sums are
+ * pass 3: the row's head and tail around them by normal stores), and the forward column
+ * blocks' (long axis): each a-row straight from the registers in whole 64-byte lines, its
+ * head and tail around them stored normally, softmax's exps kept in a per-chunk scratch
+ * (RFCOL_SCRATCH) as in the output otherwise. The rows' and these blocks' exps and sums are
  * computed the same way whether the output is streamed or not, so their bits do not depend on
  * the store policy (ACLNN_EMU_LLC) either. The forward short-axis blocks stream whole lines
  * straight from registers too (see fwd_block_small).
@@ -106,6 +110,7 @@
 #endif
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aclnn_emu.h"
@@ -310,6 +315,32 @@ ACLK_INLINE void r_prefetchw(const void *p)
 #endif
 }
 
+/* The forward column blocks' streamed outputs (c->nt): a softmax block keeps its exps in a
+   per-chunk 16-bit scratch (r_fcol_scratch) instead of in the output, the outputs pass then
+   streams each a-row straight from registers (V_ST2NT_FCOL: 2*VW elements to a 32-byte aligned
+   address at the AVX2 level, 64 at the AVX-512 level), 64-byte lines whole, the a-row's head
+   up to its first 64-byte boundary and its tail after the last whole line stored normally.
+   The scratch is RFCOL_SCRATCH elements at most (a block with more takes the normal stores
+   of the unstreamed path: the same bits either way) */
+#define RFCOL_SCRATCH 1048576
+
+/* the elements of n at p before its first 64-byte boundary (all of them if p is odd) */
+ACLK_INLINE int64_t r_fcol_head(const void *p, int64_t n)
+{
+    const uintptr_t a = (uintptr_t)p;
+    const int64_t h = a % 2 ? n : (int64_t)((64 - a % 64) % 64) / 2;
+    return h < n ? h : n;
+}
+
+/* a 64-byte aligned scratch of n 16-bit elements inside *raw (free(*raw) after), or NULL */
+ACLK_INLINE uint16_t *r_fcol_scratch(int64_t n, void **raw)
+{
+    *raw = malloc((size_t)n * 2 + 64);
+    if (!*raw)
+        return NULL;
+    return (uint16_t *)(((uintptr_t)*raw + 63) & ~(uintptr_t)63);
+}
+
 /* ------------------------------------------------------------------ generic level ----
  * One float at a time (VW 1), plain C: the fallback of every machine. */
 
@@ -375,6 +406,7 @@ ACLK_INLINE float r_exp_generic(float d)
 #define V_ST2B_NT(p, v0, v1, bf) V_ST2B(p, v0, v1, bf) /* the level streams nothing */
 #define V_LD2F(p, bf, v0, v1) V_LD2B(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) V_ST2B(p, v0, v1, bf)
+#define V_ST2NT_FCOL(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 1, v1, bf))
 #define V_ST2F_NT(p, v0, v1, bf) V_ST2F(p, v0, v1, bf) /* (no streaming here) */
 #define R_SNT 0 /* the short-axis blocks store normally */
 #include "softmax_relaxed_body.h"
@@ -410,6 +442,15 @@ ACLK_AVX2_INLINE __m128i r2_cvt_bf16(__m256 v)
 ACLK_AVX2_INLINE void r2_st(uint16_t *p, __m256 v, const int bf)
 {
     _mm_storeu_si128((__m128i *)p, bf ? r2_cvt_bf16(v) : aclk_avx2_cvt_f16(v));
+}
+
+/* the forward column blocks' streamed store (V_ST2NT_FCOL): 16 elements v0, v1 (r2_st's
+   conversion) to p, 32-byte aligned, as one non-temporal store */
+ACLK_AVX2_INLINE void r2_st2nt_fcol(uint16_t *p, __m256 v0, __m256 v1, const int bf)
+{
+    const __m128i h0 = bf ? r2_cvt_bf16(v0) : aclk_avx2_cvt_f16(v0);
+    const __m128i h1 = bf ? r2_cvt_bf16(v1) : aclk_avx2_cvt_f16(v1);
+    _mm256_stream_si256((__m256i *)p, _mm256_set_m128i(h1, h0));
 }
 
 ACLK_AVX2_INLINE void r2_stn(uint16_t *p, __m256 v, int64_t n, const int bf)
@@ -692,6 +733,7 @@ ACLK_AVX2_INLINE void r2s_st4_nt(uint16_t *p, __m256 v0, __m256 v1, __m256 v2, _
 #define V_ST2B_NT(p, v0, v1, bf) r2b_st2_nt(p, v0, v1, bf)
 #define V_LD2F(p, bf, v0, v1) R2B_LD2(p, bf, v0, v1)
 #define V_ST2F(p, v0, v1, bf) r2b_st2(p, v0, v1, bf)
+#define V_ST2NT_FCOL(p, v0, v1, bf) r2_st2nt_fcol(p, v0, v1, bf)
 #define V_ST2F_NT(p, v0, v1, bf) r2b_st2_nt(p, v0, v1, bf)
 #define R_SNT 4
 #define V_ST4F_NT(p, v0, v1, v2, v3, bf) r2s_st4_nt(p, v0, v1, v2, v3, bf)
@@ -723,6 +765,13 @@ ACLK_AVX512_INLINE __m512 r5_ldn(const uint16_t *p, int64_t n, const int bf, uin
 ACLK_AVX512_INLINE __m256i r5_cvt_out(__m512 v, const int bf)
 {
     return bf ? aclk_avx512_cvt_bf16(v) : aclk_avx512_cvt_f16(v);
+}
+
+/* the forward column blocks' streamed store (V_ST2NT_FCOL): 32 converted elements h0, h1 to
+   p, 64-byte aligned: one whole line by one non-temporal store */
+ACLK_AVX512_INLINE void r5_st2nt_fcol(uint16_t *p, __m256i h0, __m256i h1)
+{
+    _mm512_stream_si512((void *)p, _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1));
 }
 
 ACLK_AVX512_INLINE __m512 r5_exp(__m512 d)
@@ -850,6 +899,7 @@ ACLK_AVX512_INLINE void r5_st2_nt(uint16_t *p, __m512 v0, __m512 v1, const int b
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) (V_ST(p, v0, bf), V_ST((p) + 16, v1, bf))
 #define R_SNT 2
+#define V_ST2NT_FCOL(p, v0, v1, bf) r5_st2nt_fcol(p, r5_cvt_out(v0, bf), r5_cvt_out(v1, bf))
 #define V_ST2F_NT(p, v0, v1, bf) r5_st2_nt(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
 
@@ -946,6 +996,8 @@ static inline __attribute__((always_inline)) R5B_TARGET void r5b_st2_nt(uint16_t
 #define V_LD2F(p, bf, v0, v1) ((v0) = V_LD(p, bf), (v1) = V_LD((p) + 16, bf))
 #define V_ST2F(p, v0, v1, bf) r5b_st2(p, v0, v1, bf)
 #define R_SNT 2
+#define V_ST2NT_FCOL(p, v0, v1, bf) \
+    r5_st2nt_fcol(p, r5b_cvt_out(v0, bf), r5b_cvt_out(v1, bf))
 #define V_ST2F_NT(p, v0, v1, bf) r5b_st2_nt(p, v0, v1, bf)
 #include "softmax_relaxed_body.h"
 #endif /* ACLK_X86 */

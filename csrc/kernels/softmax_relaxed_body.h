@@ -330,11 +330,42 @@ static ATTR void SFX(fwd_rows_chunk)(void *ctx, int64_t r0, int64_t r1)
 
 /* --------------------------------------------------------------- forward columns ---- */
 
+/* one a-row's outputs [0, w) at yd, streamed (c->nt): V_FCOL(j) the vector of columns j..,
+   V_FCOLN(j, l) its first l; the head up to yd's first 64-byte boundary and the tail after the
+   last whole 4*VW group stored normally, the groups between streamed from registers */
+#define R_FCOL_ROW_NT(yd, V_FCOL, V_FCOLN)                                                    \
+    do {                                                                                      \
+        const int64_t h_ = r_fcol_head(yd, w);                                                \
+        int64_t j = 0;                                                                        \
+        while (j < h_) {                                                                      \
+            const int64_t l = h_ - j < VW ? h_ - j : VW;                                      \
+            if (l < VW)                                                                       \
+                V_STN((yd) + j, V_FCOLN(j, l), l, bf);                                        \
+            else                                                                              \
+                V_ST((yd) + j, V_FCOL(j), bf);                                                \
+            j += l;                                                                           \
+        }                                                                                     \
+        for (; j + 4 * VW <= w; j += 4 * VW) {                                                \
+            const V v0 = V_FCOL(j), v1 = V_FCOL(j + VW);                                      \
+            const V v2 = V_FCOL(j + 2 * VW), v3 = V_FCOL(j + 3 * VW);                         \
+            V_ST2NT_FCOL((yd) + j, v0, v1, bf);                                               \
+            V_ST2NT_FCOL((yd) + j + 2 * VW, v2, v3, bf);                                      \
+        }                                                                                     \
+        for (; j < w; j += VW) {                                                              \
+            const int64_t l = w - j < VW ? w - j : VW;                                        \
+            if (l < VW)                                                                       \
+                V_STN((yd) + j, V_FCOLN(j, l), l, bf);                                        \
+            else                                                                              \
+                V_ST((yd) + j, V_FCOL(j), bf);                                                \
+        }                                                                                     \
+    } while (0)
+
 /* one block: outer index o, columns [i0, i0 + w) over the whole axis (a-rows inner apart);
-   pf: the next block's first element, or NULL */
+   pf: the next block's first element, or NULL; es: a softmax block's exps when c->nt (at
+   least axis x w elements, a-rows w apart), or NULL */
 static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     const rfwd_args *c, int64_t base, int64_t w, const uint16_t *pf, int64_t pfw, rcol_ws *ws,
-    const int bf, const int lg)
+    uint16_t *es, const int bf, const int lg)
 {
     const uint16_t pad = bf ? BF16_NEG_INF : F16_NEG_INF;
     const int64_t axis = c->axis, inner = c->inner;
@@ -349,10 +380,14 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
     /* softmax with the exps kept in the output (keepo): each sub-block's exps exp(x - m_b),
        m_b its running max, rounded into y, and m_b kept in gt (per sub-block and column); the
        outputs pass then multiplies each by g = exp(m_b - m) / sum (gt, computed once), with no
-       second exp. Not when streaming (the exps would go to memory) or when gt is too small */
+       second exp. Not when gt is too small. When streaming (c->nt) the exps go to the scratch
+       es (ye, a-rows ys apart: the same bits), and without one (too large a block) the outputs
+       are stored normally */
     float *gt = ws->gt, *mins = ws->mins;
-    const int nt = c->nt;
-    const int keepo = !lg && !nt && (axis + A - 1) / A * w <= RGTAB;
+    const int keepo = !lg && (axis + A - 1) / A * w <= RGTAB;
+    const int nt = c->nt && !(keepo && !es);
+    uint16_t *const ye = nt && keepo ? es : y;
+    const int64_t ys = nt && keepo ? w : inner;
     for (int64_t j = 0; j < w; j++)
         macc[j] = -INFINITY, sacc[j] = 0.0f;
     /* one pass over the block, a sub-block of A a-rows at a time: its column max joined to the
@@ -414,7 +449,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
         s0 = V_ADD(s0, e0), s1 = V_ADD(s1, e1);                                               \
         s2 = V_ADD(s2, e2), s3 = V_ADD(s3, e3);                                               \
         if (keepo) {                                                                          \
-            uint16_t *ya = y + a * inner + j;                                                 \
+            uint16_t *ya = ye + a * ys + j;                                                   \
             V_ST(ya, e0, bf), V_ST(ya + VW, e1, bf);                                          \
             V_ST(ya + 2 * VW, e2, bf), V_ST(ya + 3 * VW, e3, bf);                             \
         }                                                                                     \
@@ -454,9 +489,9 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                 else
                     V_STF(sacc + j, V_ADD(V_LDF(sacc + j), e));
                 if (keepo && l < VW)
-                    V_STN(y + a * inner + j, e, l, bf);
+                    V_STN(ye + a * ys + j, e, l, bf);
                 else if (keepo)
-                    V_ST(y + a * inner + j, e, bf);
+                    V_ST(ye + a * ys + j, e, bf);
             }
         }
     }
@@ -517,8 +552,21 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
                     V_STF(g + j, e);
             }
         }
+        /* pass 3, streamed: y = its exp * g from the scratch */
+        for (int64_t a = 0; nt && a < axis; a++) {
+            uint16_t *ya = y + a * inner;
+            const float *g = gt + a / A * w;
+            const uint16_t *ea = ye + a * ys;
+#define R_FCOL_E(j) V_MUL(V_LD(ea + (j), bf), V_LDF(g + (j)))
+#define R_FCOL_EN(j, l) V_MUL(V_LDN(ea + (j), l, bf, 0), V_LDFN(g + (j), l))
+            R_FCOL_ROW_NT(ya, R_FCOL_E, R_FCOL_EN);
+#undef R_FCOL_E
+#undef R_FCOL_EN
+            if (pf)
+                r_prefetch_run(pf + a * inner, pfw * 2);
+        }
         /* pass 3: y = its exp * g, in place from L2 */
-        for (int64_t a = 0; a < axis; a++) {
+        for (int64_t a = 0; !nt && a < axis; a++) {
             uint16_t *ya = y + a * inner;
             const float *g = gt + a / A * w;
             int64_t j = 0;
@@ -542,11 +590,22 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
         }
         return;
     }
-    /* pass 3: outputs */
+    /* pass 3: outputs (log-softmax streamed: straight from registers) */
     for (int64_t a = 0; a < axis; a++) {
         const uint16_t *xa = x + a * inner;
-        uint16_t *ya = y + a * inner, *d = c->nt ? ws->hb : ya;
-        if (!c->nt && !lg && bf && a + 16 < axis) /* bfloat16 softmax: 16 a-rows ahead */
+        uint16_t *ya = y + a * inner, *d = nt ? ws->hb : ya;
+        if (lg && nt) {
+#define R_FCOL_L(j) V_SUB(V_SUB(V_LD(xa + (j), bf), V_LDF(macc + (j))), V_LDF(sacc + (j)))
+#define R_FCOL_LN(j, l)                                                                       \
+    V_SUB(V_SUB(V_LDN(xa + (j), l, bf, pad), V_LDFN(macc + (j), l)), V_LDFN(sacc + (j), l))
+            R_FCOL_ROW_NT(ya, R_FCOL_L, R_FCOL_LN);
+#undef R_FCOL_L
+#undef R_FCOL_LN
+            if (pf)
+                r_prefetch_run(pf + a * inner, pfw * 2);
+            continue;
+        }
+        if (!nt && !lg && bf && a + 16 < axis) /* bfloat16 softmax: 16 a-rows ahead */
             for (int64_t k = 0; k < w * 2; k += 64)
                 r_prefetchw((const char *)(ya + 16 * inner) + k);
         int64_t j = 0;
@@ -582,7 +641,7 @@ static inline __attribute__((always_inline)) ATTR void SFX(fwd_block)(
             else
                 V_ST(d + j, v, bf);
         }
-        if (c->nt)
+        if (nt)
             R_STREAM(ya, ws->hb, w);
         if (pf)
             r_prefetch_run(pf + a * inner, pfw * 2);
@@ -784,6 +843,13 @@ static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
 {
     const rfwd_args *c = (const rfwd_args *)ctx;
     rcol_ws ws;
+    /* streamed softmax blocks keep their exps in a scratch (see fwd_block) */
+    void *raw = NULL;
+    const int64_t A = r_sub_rows(c->W);
+    uint16_t *es = c->nt && !c->lg && !(c->axis <= RSMALL && c->inner >= VW) &&
+                           c->axis * c->W <= RFCOL_SCRATCH && (c->axis + A - 1) / A * c->W <= RGTAB
+                       ? r_fcol_scratch(c->axis * c->W, &raw)
+                       : NULL;
     for (int64_t t = t0; t < t1; t++) {
         const r_item_t it = r_item(c->axis, c->inner, c->W, c->nblk, t, t1);
         if (c->axis <= RSMALL && c->inner >= VW) {
@@ -791,11 +857,14 @@ static ATTR void SFX(fwd_cols_chunk)(void *ctx, int64_t t0, int64_t t1)
             continue;
         }
         const uint16_t *pf = t + 1 < t1 ? (const uint16_t *)c->x + it.pbase : NULL;
-        BF_LG_CALL(SFX(fwd_block), c, c, it.base, it.w, pf, it.pw, &ws);
+        BF_LG_CALL(SFX(fwd_block), c, c, it.base, it.w, pf, it.pw, &ws, es);
     }
     if (c->nt)
         aclk_nt_fence();
+    free(raw);
 }
+#undef R_FCOL_ROW_NT
+#undef V_ST2NT_FCOL
 
 /* ------------------------------------------------------------------ backward rows ---- */
 
