@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import platform
 import sys
 from pathlib import Path
 
@@ -786,3 +787,49 @@ def test_the_default_modes_are_all_three():
     else:
         assert result.exit_code == 1 and "SoftmaxEx" in data["failed"][0]["error"]
         assert "Traceback" not in result.output
+
+
+# ----------------------------------------------------- benchmarks/compute_floor.py ----
+
+
+def _compute_floor():
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "compute_floor.py"
+    spec = importlib.util.spec_from_file_location("compute_floor", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="the compute floor's rows are AVX2 / AVX-512 code")
+def test_compute_floor_rows_compute_the_operators():
+    """The arithmetic benchmarks/compute_floor.py times is the whole of the relaxed contract's,
+    not less: each level's row gives softmax / log_softmax of a 16-bit row within 2 ulp of
+    the float64 result (ulp of the output dtype at the result's binade), float16 and
+    bfloat16, at every level the CPU has; a level it lacks is reported as such."""
+    import ml_dtypes
+
+    cf = _compute_floor()
+    ffi, lib = cf.build()
+    ran = 0
+    for name, level in cf.LEVELS.items():
+        for lg in (0, 1):
+            for bf, dt in ((0, np.float16), (1, ml_dtypes.bfloat16)):
+                if not lib.cf_has(level + (1 if bf and level == 3 else 0)):
+                    continue
+                x, y, buf = cf.row_inputs(bf, 5)
+                lib.cf_row(level, lg, bf, ffi.from_buffer("uint16_t[]", x),
+                           ffi.from_buffer("uint16_t[]", y), ffi.from_buffer("float[]", buf),
+                           cf.N, 1)
+                xf = x.view(dt).astype(np.float64)
+                d = xf - xf.max()
+                ref = d - np.log(np.exp(d).sum()) if lg else np.exp(d) / np.exp(d).sum()
+                fi = ml_dtypes.finfo(dt)
+                ulp = np.exp2(np.floor(np.log2(np.maximum(np.abs(ref),
+                                                          float(fi.smallest_normal))))
+                              - fi.nmant)
+                err = np.abs(y.view(dt).astype(np.float64) - ref) / ulp
+                assert err.max() <= 2.0, (name, lg, bf, float(err.max()))
+                ran += 1
+    if not ran:
+        pytest.skip("the CPU has neither AVX2 nor AVX-512")
