@@ -433,12 +433,17 @@ def test_rounds_slow_warm_up_limits_the_pair():
 
 # ------------------------------------------------------ benchmarks/ab_kernels.py ----
 
-def _ab_kernels():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "ab_kernels.py"
-    spec = importlib.util.spec_from_file_location("ab_kernels", path)
+def _benchmark(name: str):
+    """benchmarks/NAME.py of the source tree, imported as a module"""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _ab_kernels():
+    return _benchmark("ab_kernels")
 
 
 def test_ab_kernels_compares_a_build_with_itself():
@@ -792,14 +797,6 @@ def test_the_default_modes_are_all_three():
 # ----------------------------------------------------- benchmarks/compute_floor.py ----
 
 
-def _compute_floor():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "compute_floor.py"
-    spec = importlib.util.spec_from_file_location("compute_floor", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
                     reason="the compute floor's rows are AVX2 / AVX-512 code")
 def test_compute_floor_rows_compute_the_operators():
@@ -809,7 +806,7 @@ def test_compute_floor_rows_compute_the_operators():
     bfloat16, at every level the CPU has; a level it lacks is reported as such."""
     import ml_dtypes
 
-    cf = _compute_floor()
+    cf = _benchmark("compute_floor")
     ffi, lib = cf.build()
     ran = 0
     for name, level in cf.LEVELS.items():
